@@ -1,0 +1,393 @@
+//! [`BertEmbedder`]: any BERT-family ONNX encoder run by tract, with masked mean pooling.
+//!
+//! Works with every model that takes `input_ids`, `attention_mask` and optionally
+//! `token_type_ids` (int64 `[batch, seq]`) and returns `last_hidden_state` `[batch, seq, dim]`:
+//! multilingual-e5-small (the default), e5-base, e5-small-v2, bge, all-MiniLM…
+//!
+//! Loading happens in stages, each with its own error: tokenizer parse, ONNX parse, input and
+//! output discovery, type analysis and decluttering. Optimised plans are made lazily per
+//! shape bucket (see `plan.rs`).
+
+use sha2::{Digest, Sha256};
+use tract_onnx::prelude::*;
+
+use super::cache::EmbeddingCache;
+use super::plan::{PlanCache, BATCH_BUCKETS};
+use super::polarity::Polarity;
+use super::tokenize::{TextTokenizer, Tokens};
+use super::{Embedder, Embedding, Role};
+use crate::error::{Error, ModelFile, Result};
+
+/// How to run a BERT-family model.
+#[derive(Debug, Clone)]
+pub struct BertConfig {
+    /// Human-readable model name; the model id is `name@` + a hash of both files.
+    pub name: String,
+    /// Prepended to every query (`"query: "` for E5, empty for most others).
+    pub query_prefix: String,
+    /// Prepended to everything stored (`"passage: "` for E5).
+    pub passage_prefix: String,
+    /// Token limit, special tokens included (512 for BERT-base position tables).
+    pub max_tokens: usize,
+    /// Texts per forward pass; larger calls are split.
+    pub max_batch: usize,
+    /// Embeddings remembered by content hash; 0 disables the cache.
+    pub cache_capacity: usize,
+    /// Optimise one plan per padded shape bucket (fast) instead of one symbolic plan (less
+    /// memory and load work when many shapes occur).
+    pub fixed_shapes: bool,
+}
+
+impl BertConfig {
+    /// E5 settings: `query: ` / `passage: ` prefixes, 512 tokens.
+    pub fn e5(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            query_prefix: "query: ".into(),
+            passage_prefix: "passage: ".into(),
+            max_tokens: 512,
+            max_batch: 16,
+            cache_capacity: 4096,
+            fixed_shapes: true,
+        }
+    }
+
+    /// Settings for models that take no prefix (MiniLM, most sentence-transformers).
+    pub fn plain(name: impl Into<String>) -> Self {
+        Self { query_prefix: String::new(), passage_prefix: String::new(), ..Self::e5(name) }
+    }
+}
+
+/// Which model input an ONNX input is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Input {
+    Ids,
+    Mask,
+    TypeIds,
+}
+
+/// A BERT-family encoder run in-process by tract.
+pub struct BertEmbedder {
+    config: BertConfig,
+    model_id: String,
+    tokenizer: TextTokenizer,
+    inputs: Vec<Input>,
+    dim: usize,
+    plans: PlanCache,
+    cache: EmbeddingCache,
+}
+
+impl std::fmt::Debug for BertEmbedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BertEmbedder")
+            .field("model_id", &self.model_id)
+            .field("dim", &self.dim)
+            .field("plans", &self.plans.len())
+            .finish()
+    }
+}
+
+/// Reserved for hosts that time the stages themselves (kept for API stability).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoadTimings;
+
+fn onnx_err(stage: &'static str) -> impl Fn(TractError) -> Error {
+    move |e| Error::ModelLoad { file: ModelFile::Onnx, stage, detail: format!("{e:#}") }
+}
+
+impl BertEmbedder {
+    /// Loads the model from the bytes of `model.onnx` and `tokenizer.json`.
+    pub fn from_bytes(onnx: &[u8], tokenizer: &[u8], config: BertConfig) -> Result<Self> {
+        if config.max_batch == 0 {
+            return Err(Error::InvalidInput("max_batch must be at least 1".into()));
+        }
+        let mut hash = Sha256::new();
+        hash.update(onnx);
+        hash.update(tokenizer_digest_sep());
+        hash.update(tokenizer);
+        let tokenizer = TextTokenizer::from_bytes(tokenizer, config.max_tokens)?;
+        let model_id = format!("{}@{}", config.name, hex8(&hash.finalize()));
+
+        let mut model = tract_onnx::onnx()
+            .model_for_read(&mut &onnx[..])
+            .map_err(onnx_err("parse"))?;
+        let inputs = discover_inputs(&model)?;
+        let batch = model.symbols.sym("B");
+        let seq = model.symbols.sym("S");
+        for ix in 0..inputs.len() {
+            let fact = InferenceFact::dt_shape(
+                i64::datum_type(),
+                tvec![batch.to_dim(), seq.to_dim()],
+            );
+            model.set_input_fact(ix, fact).map_err(onnx_err("inputs"))?;
+        }
+        select_hidden_state(&mut model)?;
+        let typed = model.into_typed().map_err(onnx_err("type analysis"))?;
+        let dim = hidden_dim(&typed)?;
+        let base = typed.into_decluttered().map_err(onnx_err("declutter"))?;
+        let max_tokens = tokenizer.max_tokens();
+        let cache = EmbeddingCache::new(config.cache_capacity);
+        Ok(Self {
+            model_id,
+            tokenizer,
+            inputs,
+            dim,
+            plans: PlanCache::new(base, batch, seq, max_tokens),
+            cache,
+            config,
+        })
+    }
+
+    /// Loads `model.onnx` and `tokenizer.json` from a directory (native hosts).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn from_dir(dir: &std::path::Path, config: BertConfig) -> Result<Self> {
+        let read = |name: &str| {
+            let path = dir.join(name);
+            std::fs::read(&path).map_err(|e| Error::Io {
+                path: path.display().to_string(),
+                detail: format!("{e}; build the default model with `tools/build-model` \
+                                 or pass a directory holding model.onnx and tokenizer.json"),
+            })
+        };
+        Self::from_bytes(&read("model.onnx")?, &read("tokenizer.json")?, config)
+    }
+
+    /// Optimises the plans for these `(texts, tokens)` shapes now rather than on first use, so
+    /// a host can do it at start-up (or in a worker) instead of during a user's request.
+    pub fn warm_up(&mut self, shapes: &[(usize, usize)]) -> Result<()> {
+        for &(n, len) in shapes {
+            let shape = self.shape_for(n.min(self.config.max_batch).max(1), len.max(1));
+            self.plans.get(shape)?;
+        }
+        Ok(())
+    }
+
+    /// How many optimised plans are held.
+    pub fn plan_count(&self) -> usize {
+        self.plans.len()
+    }
+
+    /// How many embeddings were answered from the content-hash cache.
+    pub fn cache_hits(&self) -> u64 {
+        self.cache.hits()
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &BertConfig {
+        &self.config
+    }
+
+    /// Token ids the model sees for `text` in `role` (prefix and special tokens included).
+    pub fn token_ids(&self, text: &str, role: Role) -> Result<Vec<i64>> {
+        Ok(self.tokenizer.encode(&self.prefixed(text, role))?.ids)
+    }
+
+    fn prefixed(&self, text: &str, role: Role) -> String {
+        let prefix = match role {
+            Role::Query => &self.config.query_prefix,
+            Role::Passage => &self.config.passage_prefix,
+        };
+        format!("{prefix}{text}")
+    }
+
+    /// The padded shape a batch of `n` texts of at most `len` tokens runs at, or `None` when
+    /// the symbolic plan runs it unpadded.
+    fn shape_for(&self, n: usize, len: usize) -> Option<(usize, usize)> {
+        self.config.fixed_shapes.then(|| self.plans.bucket(n, len))
+    }
+
+    /// Runs one forward pass over at most `max_batch` tokenised texts.
+    fn run_batch(&mut self, toks: &[Tokens]) -> Result<Vec<Vec<f32>>> {
+        let n = toks.len();
+        let len = toks.iter().map(|t| t.ids.len()).max().unwrap_or(1);
+        let shape = self.shape_for(n, len);
+        let (b, s) = shape.unwrap_or((n, len));
+        let plan = self.plans.get(shape)?;
+        let mut ids = vec![0i64; b * s];
+        let mut mask = vec![0i64; b * s];
+        let mut types = vec![0i64; b * s];
+        for (row, t) in toks.iter().enumerate() {
+            let at = row * s;
+            ids[at..at + t.ids.len()].copy_from_slice(&t.ids);
+            types[at..at + t.type_ids.len()].copy_from_slice(&t.type_ids);
+            mask[at..at + t.ids.len()].iter_mut().for_each(|m| *m = 1);
+        }
+        for row in n..b {
+            mask[row * s] = 1; // padding rows: one visible token keeps softmax finite
+        }
+        let tensor = |data: &[i64]| -> Result<TValue> {
+            Tensor::from_shape(&[b, s], data).map(TValue::from).map_err(|e| Error::Inference {
+                stage: "building inputs",
+                detail: format!("{e:#}"),
+            })
+        };
+        let mut feed = TVec::new();
+        for input in &self.inputs {
+            feed.push(match input {
+                Input::Ids => tensor(&ids)?,
+                Input::Mask => tensor(&mask)?,
+                Input::TypeIds => tensor(&types)?,
+            });
+        }
+        let out = plan
+            .run(feed)
+            .map_err(|e| Error::Inference { stage: "running the model", detail: format!("{e:#}") })?;
+        let hidden = out[0].to_plain_array_view::<f32>().map_err(|e| Error::Inference {
+            stage: "reading last_hidden_state",
+            detail: format!("{e:#}"),
+        })?;
+        let hidden = hidden
+            .into_shape_with_order((b, s, self.dim))
+            .map_err(|e| Error::Inference { stage: "reading last_hidden_state", detail: e.to_string() })?;
+        Ok((0..n)
+            .map(|row| {
+                let count = toks[row].ids.len();
+                let mut v = vec![0f32; self.dim];
+                for pos in 0..count {
+                    for (acc, x) in v.iter_mut().zip(hidden.slice(tract_ndarray::s![row, pos, ..])) {
+                        *acc += x;
+                    }
+                }
+                normalise(&mut v);
+                v
+            })
+            .collect())
+    }
+}
+
+impl Embedder for BertEmbedder {
+    fn model_id(&self) -> &str {
+        &self.model_id
+    }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn max_tokens(&self) -> usize {
+        self.tokenizer.max_tokens()
+    }
+
+    fn embed(&mut self, texts: &[&str], role: Role) -> Result<Vec<Embedding>> {
+        if let Some(i) = texts.iter().position(|t| t.trim().is_empty()) {
+            return Err(Error::InvalidInput(format!(
+                "text {i} is empty: there is nothing to embed, skip it instead"
+            )));
+        }
+        let mut out: Vec<Option<Embedding>> = vec![None; texts.len()];
+        let mut todo: Vec<(usize, EmbeddingKeyed)> = Vec::new();
+        for (i, text) in texts.iter().enumerate() {
+            let key = EmbeddingCache::key(role, text);
+            match self.cache.get(&key) {
+                Some(hit) => out[i] = Some(hit),
+                None => {
+                    let tokens = self.tokenizer.encode(&self.prefixed(text, role))?;
+                    todo.push((i, EmbeddingKeyed { key, tokens, polarity: Polarity::of(text) }));
+                }
+            }
+        }
+        // Sort by length so each batch pads little, then restore order through the indices.
+        todo.sort_by_key(|(_, k)| k.tokens.ids.len());
+        for chunk in todo.chunks(self.config.max_batch.min(*BATCH_BUCKETS.last().unwrap_or(&16))) {
+            let toks: Vec<Tokens> = chunk.iter().map(|(_, k)| k.tokens.clone()).collect();
+            let vectors = self.run_batch(&toks)?;
+            for ((i, keyed), vector) in chunk.iter().zip(vectors) {
+                let e = Embedding {
+                    vector,
+                    polarity: keyed.polarity,
+                    tokens: keyed.tokens.ids.len(),
+                    truncated: keyed.tokens.truncated,
+                };
+                self.cache.insert(keyed.key, e.clone());
+                out[*i] = Some(e);
+            }
+        }
+        Ok(out.into_iter().map(|e| e.expect("every text was embedded or cached")).collect())
+    }
+}
+
+struct EmbeddingKeyed {
+    key: super::cache::Key,
+    tokens: Tokens,
+    polarity: Polarity,
+}
+
+fn tokenizer_digest_sep() -> &'static [u8] {
+    b"\0mnemo-tokenizer\0"
+}
+
+fn hex8(digest: &[u8]) -> String {
+    digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+}
+
+fn normalise(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+    v.iter_mut().for_each(|x| *x /= norm);
+}
+
+fn discover_inputs(model: &InferenceModel) -> Result<Vec<Input>> {
+    let mut inputs = Vec::new();
+    for outlet in model.input_outlets().map_err(onnx_err("inputs"))? {
+        let name = model.node(outlet.node).name.as_str();
+        inputs.push(match name {
+            "input_ids" => Input::Ids,
+            "attention_mask" => Input::Mask,
+            "token_type_ids" => Input::TypeIds,
+            other => {
+                return Err(Error::ModelLoad {
+                    file: ModelFile::Onnx,
+                    stage: "inputs",
+                    detail: format!(
+                        "unexpected input `{other}`; expected input_ids, attention_mask, token_type_ids"
+                    ),
+                })
+            }
+        });
+    }
+    for needed in [Input::Ids, Input::Mask] {
+        if !inputs.contains(&needed) {
+            return Err(Error::ModelLoad {
+                file: ModelFile::Onnx,
+                stage: "inputs",
+                detail: format!("missing input {needed:?} (input_ids and attention_mask are required)"),
+            });
+        }
+    }
+    Ok(inputs)
+}
+
+/// Keeps only `last_hidden_state` (or the first output) as the graph's output, so pooling
+/// heads the export may carry are pruned away.
+fn select_hidden_state(model: &mut InferenceModel) -> Result<()> {
+    let outputs = model.output_outlets().map_err(onnx_err("outputs"))?.to_vec();
+    let chosen = outputs
+        .iter()
+        .find(|o| {
+            model.outlet_label(**o) == Some("last_hidden_state")
+                || model.node(o.node).name == "last_hidden_state"
+        })
+        .or(outputs.first())
+        .copied()
+        .ok_or_else(|| Error::ModelLoad {
+            file: ModelFile::Onnx,
+            stage: "outputs",
+            detail: "the graph has no output".into(),
+        })?;
+    model.select_output_outlets(&[chosen]).map_err(onnx_err("outputs"))
+}
+
+fn hidden_dim(model: &TypedModel) -> Result<usize> {
+    let fact = model.output_fact(0).map_err(onnx_err("outputs"))?;
+    let shape = &fact.shape;
+    let bad = |what: String| Error::ModelLoad { file: ModelFile::Onnx, stage: "outputs", detail: what };
+    if shape.rank() != 3 || fact.datum_type != f32::datum_type() {
+        return Err(bad(format!(
+            "output is {:?} {shape:?}; expected f32 last_hidden_state [batch, seq, dim]",
+            fact.datum_type
+        )));
+    }
+    shape[2]
+        .as_i64()
+        .and_then(|d| usize::try_from(d).ok())
+        .ok_or_else(|| bad(format!("hidden dimension {} is not a fixed number", shape[2])))
+}

@@ -1,0 +1,85 @@
+//! Shape-specialised tract plans.
+//!
+//! tract runs a BERT graph 20–50 % faster when batch and sequence sizes are known before
+//! optimisation (measured: 12.3 ms vs 15.3 ms at 32 tokens, 40 ms vs 61 ms at 128). So the
+//! embedder keeps the decluttered graph with symbolic `B` × `S` inputs, and optimises one plan
+//! per *bucket* lazily, the first time a batch of that shape is seen. Inputs are padded up to
+//! their bucket; the attention mask keeps padding out of every real token's result.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tract_onnx::prelude::*;
+
+use crate::error::{Error, ModelFile, Result};
+
+/// Sequence-length buckets (tokens, special tokens included). Texts are padded up to the first
+/// bucket that holds them; the model's own limit is always the last bucket.
+const SEQ_BUCKETS: &[usize] = &[8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512];
+
+/// Batch buckets. A batch larger than the last one is split.
+pub(crate) const BATCH_BUCKETS: &[usize] = &[1, 2, 4, 8, 16];
+
+pub(crate) type Plan = Arc<TypedRunnableModel>;
+
+/// The decluttered graph with symbolic inputs, and the plans optimised from it so far.
+pub(crate) struct PlanCache {
+    base: TypedModel,
+    batch: Symbol,
+    seq: Symbol,
+    max_tokens: usize,
+    plans: HashMap<(usize, usize), Plan>,
+}
+
+impl PlanCache {
+    pub fn new(base: TypedModel, batch: Symbol, seq: Symbol, max_tokens: usize) -> Self {
+        Self { base, batch, seq, max_tokens, plans: HashMap::new() }
+    }
+
+    /// The padded `(batch, seq)` shape used for `n` texts whose longest has `len` tokens.
+    pub fn bucket(&self, n: usize, len: usize) -> (usize, usize) {
+        let b = BATCH_BUCKETS.iter().copied().find(|&b| b >= n).unwrap_or(n);
+        let s = SEQ_BUCKETS
+            .iter()
+            .copied()
+            .find(|&s| s >= len && s <= self.max_tokens)
+            .unwrap_or(self.max_tokens);
+        (b, s.max(len))
+    }
+
+    /// Number of plans optimised so far.
+    pub fn len(&self) -> usize {
+        self.plans.len()
+    }
+
+    /// The plan for exactly this `(batch, seq)` shape, or the symbolic plan for `None`,
+    /// optimising it on first use.
+    pub fn get(&mut self, shape: Option<(usize, usize)>) -> Result<Plan> {
+        let key = shape.unwrap_or((0, 0));
+        if let Some(p) = self.plans.get(&key) {
+            return Ok(p.clone());
+        }
+        let plan = self.optimise(shape)?;
+        self.plans.insert(key, plan.clone());
+        Ok(plan)
+    }
+
+    fn optimise(&self, shape: Option<(usize, usize)>) -> Result<Plan> {
+        let err = |stage, e: TractError| Error::ModelLoad {
+            file: ModelFile::Onnx,
+            stage,
+            detail: format!("{e:#}"),
+        };
+        let model = match shape {
+            Some((batch, seq)) => {
+                let mut values = HashMap::new();
+                values.insert(self.batch.clone(), TDim::Val(batch as i64));
+                values.insert(self.seq.clone(), TDim::Val(seq as i64));
+                self.base.set_symbols(&values).map_err(|e| err("fixing shapes", e))?
+            }
+            None => self.base.clone(),
+        };
+        let optimised = model.into_optimized().map_err(|e| err("optimising", e))?;
+        optimised.into_runnable().map_err(|e| err("planning", e))
+    }
+}

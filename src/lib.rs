@@ -1,0 +1,8 @@
+//! mnemo: long-term memory for LLM agents that runs where the user's data is.
+#![warn(missing_docs)]
+
+pub mod embed;
+pub mod error;
+
+pub use embed::{BertConfig, BertEmbedder, Embedder, Embedding, Polarity, Role};
+pub use error::{Error, Result};

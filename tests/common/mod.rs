@@ -1,0 +1,55 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// The default model's directory: `$MNEMO_MODEL_DIR`, else `models/multilingual-e5-small-latin`
+/// (what `tools/build-model` writes), else the shared reference copy beside the clone.
+/// Panics with the command to run when none exists: these tests need the real model.
+pub fn model_dir() -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let candidates = [
+        std::env::var_os("MNEMO_MODEL_DIR").map(PathBuf::from),
+        Some(root.join("models/multilingual-e5-small-latin")),
+        Some(root.join("../shared/models/multilingual-e5-small-latin")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|d| d.join("model.onnx").is_file() && d.join("tokenizer.json").is_file())
+        .unwrap_or_else(|| {
+            panic!("no model found: run `tools/build-model` (writes models/multilingual-e5-small-latin) or set MNEMO_MODEL_DIR")
+        })
+}
+
+pub struct Case {
+    pub text: String,
+    pub ids: Vec<i64>,
+    pub embedding: Vec<f32>,
+}
+
+pub fn reference_cases() -> Vec<Case> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/e5-small-latin-reference.json");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    json["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| Case {
+            text: c["text"].as_str().unwrap().to_string(),
+            ids: c["ids"].as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect(),
+            embedding: c["embedding"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect(),
+        })
+        .collect()
+}
+
+/// Splits a reference text into the role its prefix names and the bare text.
+pub fn split_prefix(text: &str) -> (mnemo::Role, &str) {
+    if let Some(t) = text.strip_prefix("query: ") {
+        (mnemo::Role::Query, t)
+    } else if let Some(t) = text.strip_prefix("passage: ") {
+        (mnemo::Role::Passage, t)
+    } else {
+        panic!("reference text without prefix: {text:?}")
+    }
+}
