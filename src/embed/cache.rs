@@ -61,7 +61,7 @@ impl EmbeddingCache {
     pub fn hits(&self) -> u64 {
         self.hits
     }
-
+}
 
 #[cfg(test)]
 mod tests {
@@ -88,7 +88,7 @@ mod tests {
         c.insert(a, emb(1.0));
         c.insert(b, emb(2.0));
         c.insert(d, emb(3.0));
-        assert_eq!(c.len(), 2);
+        assert_eq!(c.map.len(), 2);
         assert!(c.get(&a).is_none());
         assert_eq!(c.get(&d).unwrap().vector, vec![3.0]);
         assert_eq!(c.hits(), 1);
