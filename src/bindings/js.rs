@@ -1,0 +1,100 @@
+//! wasm-bindgen binding for JS hosts (browsers, extensions, Workers, Node).
+//!
+//! Errors become JS `Error`s whose `code` property is [`crate::Error::code`]. The embedder is
+//! synchronous and CPU-bound: a page should run it in a Web Worker (see `pkg/`), never on its
+//! main thread.
+
+use js_sys::{Float32Array, Object, Reflect, Uint32Array, Uint8Array};
+use wasm_bindgen::prelude::*;
+
+use crate::embed::{BertConfig, BertEmbedder, Embedder, Polarity, Role};
+
+fn js_error(e: crate::Error) -> JsValue {
+    let err = js_sys::Error::new(&e.to_string());
+    let _ = Reflect::set(&err, &"code".into(), &e.code().into());
+    err.into()
+}
+
+fn set(obj: &Object, key: &str, value: &JsValue) -> Result<(), JsValue> {
+    Reflect::set(obj, &key.into(), value).map(|_| ())
+}
+
+/// A BERT-family embedder (multilingual-e5-small by default) running in this wasm instance.
+#[wasm_bindgen(js_name = Embedder)]
+pub struct JsEmbedder {
+    inner: BertEmbedder,
+}
+
+#[wasm_bindgen(js_class = Embedder)]
+impl JsEmbedder {
+    /// Loads a model from the bytes of `model.onnx` and `tokenizer.json`. `kind` is `"e5"`
+    /// (query:/passage: prefixes, the default) or `"plain"` (no prefixes).
+    #[wasm_bindgen(constructor)]
+    pub fn new(model: &[u8], tokenizer: &[u8], name: Option<String>, kind: Option<String>) -> Result<JsEmbedder, JsValue> {
+        let name = name.unwrap_or_else(|| "multilingual-e5-small-latin".into());
+        let config = match kind.as_deref() {
+            None | Some("e5") => BertConfig::e5(name),
+            Some("plain") => BertConfig::plain(name),
+            Some(other) => {
+                return Err(js_error(crate::Error::InvalidInput(format!(
+                    "unknown model kind `{other}`: use \"e5\" or \"plain\""
+                ))))
+            }
+        };
+        BertEmbedder::from_bytes(model, tokenizer, config).map(|inner| JsEmbedder { inner }).map_err(js_error)
+    }
+
+    /// `name@hash` of the model files; stored with every vector.
+    #[wasm_bindgen(getter, js_name = modelId)]
+    pub fn model_id(&self) -> String {
+        self.inner.model_id().to_string()
+    }
+
+    /// Vector dimension.
+    #[wasm_bindgen(getter)]
+    pub fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    /// Optimises the plan for `texts` texts of up to `tokens` tokens now, not on first use.
+    #[wasm_bindgen(js_name = warmUp)]
+    pub fn warm_up(&mut self, texts: usize, tokens: usize) -> Result<(), JsValue> {
+        self.inner.warm_up(&[(texts, tokens)]).map_err(js_error)
+    }
+
+    /// Embeds `texts` for `role` (`"query"` or `"passage"`). Returns
+    /// `{ dim, vectors: Float32Array (texts × dim), tokens: Uint32Array, truncated: Uint8Array,
+    /// negated: Uint8Array }`.
+    pub fn embed(&mut self, texts: Vec<String>, role: &str) -> Result<Object, JsValue> {
+        let role = match role {
+            "query" => Role::Query,
+            "passage" => Role::Passage,
+            other => {
+                return Err(js_error(crate::Error::InvalidInput(format!(
+                    "unknown role `{other}`: use \"query\" or \"passage\""
+                ))))
+            }
+        };
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let out = self.inner.embed(&refs, role).map_err(js_error)?;
+        let flat: Vec<f32> = out.iter().flat_map(|e| e.vector.iter().copied()).collect();
+        let tokens: Vec<u32> = out.iter().map(|e| e.tokens as u32).collect();
+        let truncated: Vec<u8> = out.iter().map(|e| u8::from(e.truncated)).collect();
+        let negated: Vec<u8> = out.iter().map(|e| u8::from(e.polarity == Polarity::Negated)).collect();
+        let obj = Object::new();
+        set(&obj, "dim", &JsValue::from(self.inner.dim()))?;
+        set(&obj, "vectors", &Float32Array::from(flat.as_slice()).into())?;
+        set(&obj, "tokens", &Uint32Array::from(tokens.as_slice()).into())?;
+        set(&obj, "truncated", &Uint8Array::from(truncated.as_slice()).into())?;
+        set(&obj, "negated", &Uint8Array::from(negated.as_slice()).into())?;
+        Ok(obj)
+    }
+
+    /// Token ids the model sees for `text` in `role` (prefix and special tokens included).
+    #[wasm_bindgen(js_name = tokenIds)]
+    pub fn token_ids(&self, text: &str, role: &str) -> Result<Vec<u32>, JsValue> {
+        let role = if role == "query" { Role::Query } else { Role::Passage };
+        let ids = self.inner.token_ids(text, role).map_err(js_error)?;
+        Ok(ids.into_iter().map(|i| i as u32).collect())
+    }
+}

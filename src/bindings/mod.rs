@@ -1,0 +1,4 @@
+//! Host bindings. Nothing outside this folder knows about wasm-bindgen or wit-bindgen.
+
+#[cfg(feature = "js")]
+pub mod js;
