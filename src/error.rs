@@ -31,9 +31,11 @@ impl fmt::Display for ModelFile {
 #[non_exhaustive]
 pub enum Error {
     /// A model file could not be read, parsed or prepared.
-    #[error("cannot load {file} ({stage}): {detail}. Check that the file is a BERT-family \
+    #[error(
+        "cannot load {file} ({stage}): {detail}. Check that the file is a BERT-family \
              model exported to ONNX (inputs input_ids, attention_mask[, token_type_ids]; \
-             output last_hidden_state) with its matching tokenizer.json")]
+             output last_hidden_state) with its matching tokenizer.json"
+    )]
     ModelLoad {
         /// The file the problem is in.
         file: ModelFile,
@@ -54,8 +56,10 @@ pub enum Error {
     #[error("invalid input: {0}")]
     InvalidInput(String),
     /// A vector does not belong to the model in use.
-    #[error("vector was made by model `{found}` but this engine uses `{expected}`: re-embed \
-             the text with the current model instead of mixing vector spaces")]
+    #[error(
+        "vector was made by model `{found}` but this engine uses `{expected}`: re-embed \
+             the text with the current model instead of mixing vector spaces"
+    )]
     ModelMismatch {
         /// The model id the engine runs.
         expected: String,

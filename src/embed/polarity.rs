@@ -47,34 +47,93 @@ pub const DEFAULT_SAME_TOPIC: f32 = 0.88;
 
 const CUES: &[(&str, &str)] = &[
     // English
-    ("not", "en"), ("no", "en"), ("never", "en"), ("cannot", "en"), ("nothing", "en"),
-    ("none", "en"), ("nobody", "en"), ("neither", "en"), ("nor", "en"), ("dont", "en"),
-    ("avoid", "en"), ("avoiding", "en"), ("refrain", "en"), ("n't", "en"),
+    ("not", "en"),
+    ("no", "en"),
+    ("never", "en"),
+    ("cannot", "en"),
+    ("nothing", "en"),
+    ("none", "en"),
+    ("nobody", "en"),
+    ("neither", "en"),
+    ("nor", "en"),
+    ("dont", "en"),
+    ("avoid", "en"),
+    ("avoiding", "en"),
+    ("refrain", "en"),
+    ("n't", "en"),
     // Italian
-    ("non", "it"), ("mai", "it"), ("nessun", "it"), ("nessuno", "it"), ("nessuna", "it"),
-    ("niente", "it"), ("nulla", "it"), ("né", "it"), ("evita", "it"), ("evitare", "it"),
+    ("non", "it"),
+    ("mai", "it"),
+    ("nessun", "it"),
+    ("nessuno", "it"),
+    ("nessuna", "it"),
+    ("niente", "it"),
+    ("nulla", "it"),
+    ("né", "it"),
+    ("evita", "it"),
+    ("evitare", "it"),
     ("evitate", "it"),
     // German
-    ("nicht", "de"), ("nie", "de"), ("niemals", "de"), ("kein", "de"), ("keine", "de"),
-    ("keinen", "de"), ("keinem", "de"), ("keiner", "de"), ("keines", "de"), ("nichts", "de"),
-    ("weder", "de"), ("vermeide", "de"), ("vermeiden", "de"), ("verzichte", "de"),
+    ("nicht", "de"),
+    ("nie", "de"),
+    ("niemals", "de"),
+    ("kein", "de"),
+    ("keine", "de"),
+    ("keinen", "de"),
+    ("keinem", "de"),
+    ("keiner", "de"),
+    ("keines", "de"),
+    ("nichts", "de"),
+    ("weder", "de"),
+    ("vermeide", "de"),
+    ("vermeiden", "de"),
+    ("verzichte", "de"),
     // French
-    ("ne", "fr"), ("n'", "fr"), ("pas", "fr"), ("jamais", "fr"), ("aucun", "fr"),
-    ("aucune", "fr"), ("rien", "fr"), ("ni", "fr"), ("évite", "fr"), ("éviter", "fr"),
+    ("ne", "fr"),
+    ("n'", "fr"),
+    ("pas", "fr"),
+    ("jamais", "fr"),
+    ("aucun", "fr"),
+    ("aucune", "fr"),
+    ("rien", "fr"),
+    ("ni", "fr"),
+    ("évite", "fr"),
+    ("éviter", "fr"),
     ("évitez", "fr"),
     // Spanish
-    ("nunca", "es"), ("jamás", "es"), ("ningún", "es"), ("ninguno", "es"), ("ninguna", "es"),
-    ("nada", "es"), ("nadie", "es"), ("evitar", "es"), ("evite", "es"),
+    ("nunca", "es"),
+    ("jamás", "es"),
+    ("ningún", "es"),
+    ("ninguno", "es"),
+    ("ninguna", "es"),
+    ("nada", "es"),
+    ("nadie", "es"),
+    ("evitar", "es"),
+    ("evite", "es"),
     // Portuguese
-    ("não", "pt"), ("nao", "pt"), ("nenhum", "pt"), ("nenhuma", "pt"), ("ninguém", "pt"),
-    ("nem", "pt"), ("evita", "pt"),
+    ("não", "pt"),
+    ("nao", "pt"),
+    ("nenhum", "pt"),
+    ("nenhuma", "pt"),
+    ("ninguém", "pt"),
+    ("nem", "pt"),
+    ("evita", "pt"),
 ];
 
 /// Phrases that contain a cue but do not negate the statement.
 const NOT_NEGATIONS: &[&[&str]] = &[
-    &["not", "only"], &["no", "matter"], &["no", "longer", "than"], &["nicht", "nur"],
-    &["non", "solo"], &["non", "soltanto"], &["non", "seulement"], &["pas", "seulement"],
-    &["no", "solo"], &["no", "sólo"], &["não", "só"], &["não", "apenas"],
+    &["not", "only"],
+    &["no", "matter"],
+    &["no", "longer", "than"],
+    &["nicht", "nur"],
+    &["non", "solo"],
+    &["non", "soltanto"],
+    &["non", "seulement"],
+    &["pas", "seulement"],
+    &["no", "solo"],
+    &["no", "sólo"],
+    &["não", "só"],
+    &["não", "apenas"],
 ];
 
 impl Polarity {
@@ -94,7 +153,10 @@ pub fn find_cue(text: &str) -> Option<Cue> {
     for (i, w) in words.iter().enumerate() {
         let followed_by = |phrase: &[&str]| {
             phrase[0] == w.as_str()
-                && phrase[1..].iter().enumerate().all(|(j, p)| words.get(i + 1 + j).map(String::as_str) == Some(*p))
+                && phrase[1..]
+                    .iter()
+                    .enumerate()
+                    .all(|(j, p)| words.get(i + 1 + j).map(String::as_str) == Some(*p))
         };
         if NOT_NEGATIONS.iter().any(|p| followed_by(p)) {
             continue;
@@ -124,10 +186,16 @@ fn cue_of(word: &str) -> Option<Cue> {
     }
     // English contractions (don't, isn't, won't) and French elision (n'utilise, n'est).
     if word.len() > 3 && word.ends_with("n't") {
-        return Some(Cue { word: "n't", lang: "en" });
+        return Some(Cue {
+            word: "n't",
+            lang: "en",
+        });
     }
     if word.len() > 2 && word.starts_with("n'") {
-        return Some(Cue { word: "n'", lang: "fr" });
+        return Some(Cue {
+            word: "n'",
+            lang: "fr",
+        });
     }
     None
 }
@@ -190,16 +258,37 @@ mod tests {
 
     #[test]
     fn cue_reports_word_and_language() {
-        assert_eq!(find_cue("Verwende niemals Semikolons"), Some(Cue { word: "niemals", lang: "de" }));
-        assert_eq!(find_cue("it isn’t ready"), Some(Cue { word: "n't", lang: "en" }));
+        assert_eq!(
+            find_cue("Verwende niemals Semikolons"),
+            Some(Cue {
+                word: "niemals",
+                lang: "de"
+            })
+        );
+        assert_eq!(
+            find_cue("it isn’t ready"),
+            Some(Cue {
+                word: "n't",
+                lang: "en"
+            })
+        );
         assert_eq!(find_cue("use tabs"), None);
     }
 
     #[test]
     fn stance_needs_topic_and_polarity() {
         use Polarity::*;
-        assert_eq!(stance(0.94, Negated, Affirmative, DEFAULT_SAME_TOPIC), Stance::Opposite);
-        assert_eq!(stance(0.94, Negated, Negated, DEFAULT_SAME_TOPIC), Stance::Same);
-        assert_eq!(stance(0.75, Negated, Affirmative, DEFAULT_SAME_TOPIC), Stance::Unrelated);
+        assert_eq!(
+            stance(0.94, Negated, Affirmative, DEFAULT_SAME_TOPIC),
+            Stance::Opposite
+        );
+        assert_eq!(
+            stance(0.94, Negated, Negated, DEFAULT_SAME_TOPIC),
+            Stance::Same
+        );
+        assert_eq!(
+            stance(0.75, Negated, Affirmative, DEFAULT_SAME_TOPIC),
+            Stance::Unrelated
+        );
     }
 }

@@ -38,7 +38,10 @@ impl TextTokenizer {
             .map(|t| t.max_length.min(max_tokens))
             .unwrap_or(max_tokens);
         if max_tokens < 3 {
-            return Err(load_err("truncation", format!("max length {max_tokens} is too small")));
+            return Err(load_err(
+                "truncation",
+                format!("max length {max_tokens} is too small"),
+            ));
         }
         inner
             .with_truncation(Some(tokenizers::TruncationParams {
@@ -56,12 +59,19 @@ impl TextTokenizer {
 
     /// Encodes one text with the model's special tokens.
     pub fn encode(&self, text: &str) -> Result<Tokens> {
-        let enc = self.inner.encode_fast(text, true).map_err(|e| Error::Inference {
-            stage: "tokenising",
-            detail: e.to_string(),
-        })?;
+        let enc = self
+            .inner
+            .encode_fast(text, true)
+            .map_err(|e| Error::Inference {
+                stage: "tokenising",
+                detail: e.to_string(),
+            })?;
         let ids: Vec<i64> = enc.get_ids().iter().map(|&i| i64::from(i)).collect();
         let type_ids = enc.get_type_ids().iter().map(|&i| i64::from(i)).collect();
-        Ok(Tokens { ids, type_ids, truncated: !enc.get_overflowing().is_empty() })
+        Ok(Tokens {
+            ids,
+            type_ids,
+            truncated: !enc.get_overflowing().is_empty(),
+        })
     }
 }

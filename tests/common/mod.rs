@@ -29,7 +29,8 @@ pub struct Case {
 }
 
 pub fn reference_cases() -> Vec<Case> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/e5-small-latin-reference.json");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/e5-small-latin-reference.json");
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     json["cases"]
         .as_array()
@@ -37,8 +38,18 @@ pub fn reference_cases() -> Vec<Case> {
         .iter()
         .map(|c| Case {
             text: c["text"].as_str().unwrap().to_string(),
-            ids: c["ids"].as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect(),
-            embedding: c["embedding"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect(),
+            ids: c["ids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_i64().unwrap())
+                .collect(),
+            embedding: c["embedding"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap() as f32)
+                .collect(),
         })
         .collect()
 }
