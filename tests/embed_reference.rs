@@ -7,10 +7,8 @@ use mnemo::embed::{cosine, polarity, Stance};
 use mnemo::{BertConfig, BertEmbedder, Embedder, Polarity, Role};
 
 fn load(fixed: bool) -> BertEmbedder {
-    let config = BertConfig {
-        fixed_shapes: fixed,
-        ..BertConfig::e5("multilingual-e5-small-latin")
-    };
+    let config =
+        BertConfig { fixed_shapes: fixed, ..BertConfig::e5("multilingual-e5-small-latin") };
     BertEmbedder::from_dir(&model_dir(), config).expect("default model loads")
 }
 
@@ -19,12 +17,7 @@ fn token_ids_match_the_reference_tokenizer() {
     let e = load(true);
     for case in reference_cases() {
         let (role, text) = split_prefix(&case.text);
-        assert_eq!(
-            e.token_ids(text, role).unwrap(),
-            case.ids,
-            "ids of {:?}",
-            case.text
-        );
+        assert_eq!(e.token_ids(text, role).unwrap(), case.ids, "ids of {:?}", case.text);
     }
 }
 
@@ -44,19 +37,13 @@ fn embeddings_match_onnxruntime_one_by_one_and_batched() {
         }
         // batched, mixed lengths, through a fresh embedder so the cache cannot answer
         let mut e = load(fixed);
-        let passages: Vec<&common::Case> = cases
-            .iter()
-            .filter(|c| c.text.starts_with("passage: "))
-            .collect();
+        let passages: Vec<&common::Case> =
+            cases.iter().filter(|c| c.text.starts_with("passage: ")).collect();
         let texts: Vec<&str> = passages.iter().map(|c| split_prefix(&c.text).1).collect();
         let got = e.embed(&texts, Role::Passage).unwrap();
         for (g, case) in got.iter().zip(&passages) {
             let c = cosine(&g.vector, &case.embedding);
-            assert!(
-                c >= 0.9999,
-                "batched fixed={fixed} cosine {c} for {:?}",
-                case.text
-            );
+            assert!(c >= 0.9999, "batched fixed={fixed} cosine {c} for {:?}", case.text);
             let norm: f32 = g.vector.iter().map(|x| x * x).sum::<f32>().sqrt();
             assert!((norm - 1.0).abs() < 1e-4, "norm {norm}");
         }
@@ -66,16 +53,9 @@ fn embeddings_match_onnxruntime_one_by_one_and_batched() {
 #[test]
 fn prefixes_are_added_and_matter() {
     let mut e = load(true);
-    let q = e
-        .embed(&["how much protein should a female eat"], Role::Query)
-        .unwrap();
-    let p = e
-        .embed(&["how much protein should a female eat"], Role::Passage)
-        .unwrap();
-    assert!(
-        cosine(&q[0].vector, &p[0].vector) < 0.999,
-        "query and passage prefixes must differ"
-    );
+    let q = e.embed(&["how much protein should a female eat"], Role::Query).unwrap();
+    let p = e.embed(&["how much protein should a female eat"], Role::Passage).unwrap();
+    assert!(cosine(&q[0].vector, &p[0].vector) < 0.999, "query and passage prefixes must differ");
     assert_eq!(e.token_ids("x", Role::Query).unwrap()[1..4], [40, 1077, 12]); // ▁query :
 }
 
@@ -83,9 +63,7 @@ fn prefixes_are_added_and_matter() {
 fn cache_answers_repeats_without_running_the_model() {
     let mut e = load(true);
     let a = e.embed(&["the same text"], Role::Passage).unwrap();
-    let b = e
-        .embed(&["the same text", "the same text"], Role::Passage)
-        .unwrap();
+    let b = e.embed(&["the same text", "the same text"], Role::Passage).unwrap();
     assert_eq!(e.cache_hits(), 2);
     assert_eq!(a[0], b[0]);
     assert_eq!(b[0], b[1]);
@@ -111,11 +89,7 @@ fn empty_text_is_a_typed_error() {
 #[test]
 fn model_id_names_the_model_and_its_files() {
     let e = load(true);
-    assert!(
-        e.model_id().starts_with("multilingual-e5-small-latin@"),
-        "{}",
-        e.model_id()
-    );
+    assert!(e.model_id().starts_with("multilingual-e5-small-latin@"), "{}", e.model_id());
     assert_eq!(e.dim(), 384);
 }
 
@@ -135,56 +109,19 @@ fn rules_are_kept_apart_from_their_opposites() {
     let mut e = load(true);
     let pairs: &[(&str, &str, Stance)] = &[
         ("Never use semicolons", "Use semicolons", Stance::Opposite),
-        (
-            "Never use semicolons",
-            "Do not use semicolons",
-            Stance::Same,
-        ),
-        (
-            "Always reply in a formal tone",
-            "Never reply in a formal tone",
-            Stance::Opposite,
-        ),
-        (
-            "Non usare mai il punto e virgola",
-            "Usa il punto e virgola",
-            Stance::Opposite,
-        ),
-        (
-            "Verwende keine Semikolons",
-            "Verwende Semikolons",
-            Stance::Opposite,
-        ),
-        (
-            "N'utilise jamais de points-virgules",
-            "Utilise des points-virgules",
-            Stance::Opposite,
-        ),
-        (
-            "Nunca uses punto y coma",
-            "Usa punto y coma",
-            Stance::Opposite,
-        ),
-        (
-            "Nunca use ponto e vírgula",
-            "Use ponto e vírgula",
-            Stance::Opposite,
-        ),
-        (
-            "Never use semicolons",
-            "The deploy failed on Friday",
-            Stance::Unrelated,
-        ),
+        ("Never use semicolons", "Do not use semicolons", Stance::Same),
+        ("Always reply in a formal tone", "Never reply in a formal tone", Stance::Opposite),
+        ("Non usare mai il punto e virgola", "Usa il punto e virgola", Stance::Opposite),
+        ("Verwende keine Semikolons", "Verwende Semikolons", Stance::Opposite),
+        ("N'utilise jamais de points-virgules", "Utilise des points-virgules", Stance::Opposite),
+        ("Nunca uses punto y coma", "Usa punto y coma", Stance::Opposite),
+        ("Nunca use ponto e vírgula", "Use ponto e vírgula", Stance::Opposite),
+        ("Never use semicolons", "The deploy failed on Friday", Stance::Unrelated),
     ];
     for (a, b, want) in pairs {
         let v = e.embed(&[a, b], Role::Passage).unwrap();
         let c = cosine(&v[0].vector, &v[1].vector);
-        let got = polarity::stance(
-            c,
-            v[0].polarity,
-            v[1].polarity,
-            polarity::DEFAULT_SAME_TOPIC,
-        );
+        let got = polarity::stance(c, v[0].polarity, v[1].polarity, polarity::DEFAULT_SAME_TOPIC);
         assert_eq!(
             got, *want,
             "{a:?} vs {b:?} (cosine {c:.3}, {:?} vs {:?})",

@@ -54,7 +54,8 @@ fn default_model_dir() -> PathBuf {
 }
 
 fn load(dir: &std::path::Path) -> Result<BertEmbedder, String> {
-    BertEmbedder::from_dir(dir, BertConfig::e5("multilingual-e5-small-latin")).map_err(|e| e.to_string())
+    BertEmbedder::from_dir(dir, BertConfig::e5("multilingual-e5-small-latin"))
+        .map_err(|e| e.to_string())
 }
 
 fn run(args: &[String]) -> Result<(), String> {
@@ -102,7 +103,11 @@ fn compare(opts: &Opts) -> Result<(), String> {
     for (b, e) in others.iter().zip(&v[1..]) {
         let c = cosine(&v[0].vector, &e.vector);
         let s = polarity::stance(c, v[0].polarity, e.polarity, polarity::DEFAULT_SAME_TOPIC);
-        println!("  cosine {c:.3}  {:<10} {:<9} {b:?}", format!("{:?}", e.polarity), format!("{s:?}"));
+        println!(
+            "  cosine {c:.3}  {:<10} {:<9} {b:?}",
+            format!("{:?}", e.polarity),
+            format!("{s:?}")
+        );
     }
     Ok(())
 }

@@ -87,35 +87,21 @@ impl JsEmbedder {
         let flat: Vec<f32> = out.iter().flat_map(|e| e.vector.iter().copied()).collect();
         let tokens: Vec<u32> = out.iter().map(|e| e.tokens as u32).collect();
         let truncated: Vec<u8> = out.iter().map(|e| u8::from(e.truncated)).collect();
-        let negated: Vec<u8> = out
-            .iter()
-            .map(|e| u8::from(e.polarity == Polarity::Negated))
-            .collect();
+        let negated: Vec<u8> =
+            out.iter().map(|e| u8::from(e.polarity == Polarity::Negated)).collect();
         let obj = Object::new();
         set(&obj, "dim", &JsValue::from(self.inner.dim()))?;
         set(&obj, "vectors", &Float32Array::from(flat.as_slice()).into())?;
         set(&obj, "tokens", &Uint32Array::from(tokens.as_slice()).into())?;
-        set(
-            &obj,
-            "truncated",
-            &Uint8Array::from(truncated.as_slice()).into(),
-        )?;
-        set(
-            &obj,
-            "negated",
-            &Uint8Array::from(negated.as_slice()).into(),
-        )?;
+        set(&obj, "truncated", &Uint8Array::from(truncated.as_slice()).into())?;
+        set(&obj, "negated", &Uint8Array::from(negated.as_slice()).into())?;
         Ok(obj)
     }
 
     /// Token ids the model sees for `text` in `role` (prefix and special tokens included).
     #[wasm_bindgen(js_name = tokenIds)]
     pub fn token_ids(&self, text: &str, role: &str) -> Result<Vec<u32>, JsValue> {
-        let role = if role == "query" {
-            Role::Query
-        } else {
-            Role::Passage
-        };
+        let role = if role == "query" { Role::Query } else { Role::Passage };
         let ids = self.inner.token_ids(text, role).map_err(js_error)?;
         Ok(ids.into_iter().map(|i| i as u32).collect())
     }

@@ -54,11 +54,7 @@ impl BertConfig {
 
     /// Settings for models that take no prefix (MiniLM, most sentence-transformers).
     pub fn plain(name: impl Into<String>) -> Self {
-        Self {
-            query_prefix: String::new(),
-            passage_prefix: String::new(),
-            ..Self::e5(name)
-        }
+        Self { query_prefix: String::new(), passage_prefix: String::new(), ..Self::e5(name) }
     }
 }
 
@@ -96,11 +92,7 @@ impl std::fmt::Debug for BertEmbedder {
 pub struct LoadTimings;
 
 fn onnx_err(stage: &'static str) -> impl Fn(TractError) -> Error {
-    move |e| Error::ModelLoad {
-        file: ModelFile::Onnx,
-        stage,
-        detail: format!("{e:#}"),
-    }
+    move |e| Error::ModelLoad { file: ModelFile::Onnx, stage, detail: format!("{e:#}") }
 }
 
 impl BertEmbedder {
@@ -116,9 +108,8 @@ impl BertEmbedder {
         let tokenizer = TextTokenizer::from_bytes(tokenizer, config.max_tokens)?;
         let model_id = format!("{}@{}", config.name, hex8(&hash.finalize()));
 
-        let mut model = tract_onnx::onnx()
-            .model_for_read(&mut &onnx[..])
-            .map_err(onnx_err("parse"))?;
+        let mut model =
+            tract_onnx::onnx().model_for_read(&mut &onnx[..]).map_err(onnx_err("parse"))?;
         let inputs = discover_inputs(&model)?;
         let batch = model.symbols.sym("B");
         let seq = model.symbols.sym("S");
@@ -224,12 +215,10 @@ impl BertEmbedder {
             mask[row * s] = 1; // padding rows: one visible token keeps softmax finite
         }
         let tensor = |data: &[i64]| -> Result<TValue> {
-            Tensor::from_shape(&[b, s], data)
-                .map(TValue::from)
-                .map_err(|e| Error::Inference {
-                    stage: "building inputs",
-                    detail: format!("{e:#}"),
-                })
+            Tensor::from_shape(&[b, s], data).map(TValue::from).map_err(|e| Error::Inference {
+                stage: "building inputs",
+                detail: format!("{e:#}"),
+            })
         };
         let mut feed = TVec::new();
         for input in &self.inputs {
@@ -243,26 +232,19 @@ impl BertEmbedder {
             stage: "running the model",
             detail: format!("{e:#}"),
         })?;
-        let hidden = out[0]
-            .to_plain_array_view::<f32>()
-            .map_err(|e| Error::Inference {
-                stage: "reading last_hidden_state",
-                detail: format!("{e:#}"),
-            })?;
-        let hidden = hidden
-            .into_shape_with_order((b, s, self.dim))
-            .map_err(|e| Error::Inference {
-                stage: "reading last_hidden_state",
-                detail: e.to_string(),
-            })?;
+        let hidden = out[0].to_plain_array_view::<f32>().map_err(|e| Error::Inference {
+            stage: "reading last_hidden_state",
+            detail: format!("{e:#}"),
+        })?;
+        let hidden = hidden.into_shape_with_order((b, s, self.dim)).map_err(|e| {
+            Error::Inference { stage: "reading last_hidden_state", detail: e.to_string() }
+        })?;
         Ok((0..n)
             .map(|row| {
                 let count = toks[row].ids.len();
                 let mut v = vec![0f32; self.dim];
                 for pos in 0..count {
-                    for (acc, x) in v
-                        .iter_mut()
-                        .zip(hidden.slice(tract_ndarray::s![row, pos, ..]))
+                    for (acc, x) in v.iter_mut().zip(hidden.slice(tract_ndarray::s![row, pos, ..]))
                     {
                         *acc += x;
                     }
@@ -301,24 +283,13 @@ impl Embedder for BertEmbedder {
                 Some(hit) => out[i] = Some(hit),
                 None => {
                     let tokens = self.tokenizer.encode(&self.prefixed(text, role))?;
-                    todo.push((
-                        i,
-                        EmbeddingKeyed {
-                            key,
-                            tokens,
-                            polarity: Polarity::of(text),
-                        },
-                    ));
+                    todo.push((i, EmbeddingKeyed { key, tokens, polarity: Polarity::of(text) }));
                 }
             }
         }
         // Sort by length so each batch pads little, then restore order through the indices.
         todo.sort_by_key(|(_, k)| k.tokens.ids.len());
-        for chunk in todo.chunks(
-            self.config
-                .max_batch
-                .min(*BATCH_BUCKETS.last().unwrap_or(&16)),
-        ) {
+        for chunk in todo.chunks(self.config.max_batch.min(*BATCH_BUCKETS.last().unwrap_or(&16))) {
             let toks: Vec<Tokens> = chunk.iter().map(|(_, k)| k.tokens.clone()).collect();
             let vectors = self.run_batch(&toks)?;
             for ((i, keyed), vector) in chunk.iter().zip(vectors) {
@@ -332,10 +303,7 @@ impl Embedder for BertEmbedder {
                 out[*i] = Some(e);
             }
         }
-        Ok(out
-            .into_iter()
-            .map(|e| e.expect("every text was embedded or cached"))
-            .collect())
+        Ok(out.into_iter().map(|e| e.expect("every text was embedded or cached")).collect())
     }
 }
 
@@ -394,10 +362,7 @@ fn discover_inputs(model: &InferenceModel) -> Result<Vec<Input>> {
 /// Keeps only `last_hidden_state` (or the first output) as the graph's output, so pooling
 /// heads the export may carry are pruned away.
 fn select_hidden_state(model: &mut InferenceModel) -> Result<()> {
-    let outputs = model
-        .output_outlets()
-        .map_err(onnx_err("outputs"))?
-        .to_vec();
+    let outputs = model.output_outlets().map_err(onnx_err("outputs"))?.to_vec();
     let chosen = outputs
         .iter()
         .find(|o| {
@@ -411,19 +376,14 @@ fn select_hidden_state(model: &mut InferenceModel) -> Result<()> {
             stage: "outputs",
             detail: "the graph has no output".into(),
         })?;
-    model
-        .select_output_outlets(&[chosen])
-        .map_err(onnx_err("outputs"))
+    model.select_output_outlets(&[chosen]).map_err(onnx_err("outputs"))
 }
 
 fn hidden_dim(model: &TypedModel) -> Result<usize> {
     let fact = model.output_fact(0).map_err(onnx_err("outputs"))?;
     let shape = &fact.shape;
-    let bad = |what: String| Error::ModelLoad {
-        file: ModelFile::Onnx,
-        stage: "outputs",
-        detail: what,
-    };
+    let bad =
+        |what: String| Error::ModelLoad { file: ModelFile::Onnx, stage: "outputs", detail: what };
     if shape.rank() != 3 || fact.datum_type != f32::datum_type() {
         return Err(bad(format!(
             "output is {:?} {shape:?}; expected f32 last_hidden_state [batch, seq, dim]",
@@ -433,10 +393,5 @@ fn hidden_dim(model: &TypedModel) -> Result<usize> {
     shape[2]
         .as_i64()
         .and_then(|d| usize::try_from(d).ok())
-        .ok_or_else(|| {
-            bad(format!(
-                "hidden dimension {} is not a fixed number",
-                shape[2]
-            ))
-        })
+        .ok_or_else(|| bad(format!("hidden dimension {} is not a fixed number", shape[2])))
 }

@@ -21,12 +21,7 @@ pub(crate) struct EmbeddingCache {
 
 impl EmbeddingCache {
     pub fn new(capacity: usize) -> Self {
-        Self {
-            capacity,
-            map: HashMap::new(),
-            order: VecDeque::new(),
-            hits: 0,
-        }
+        Self { capacity, map: HashMap::new(), order: VecDeque::new(), hits: 0 }
     }
 
     pub fn key(role: Role, text: &str) -> Key {
@@ -74,20 +69,12 @@ mod tests {
     use crate::embed::Polarity;
 
     fn emb(x: f32) -> Embedding {
-        Embedding {
-            vector: vec![x],
-            polarity: Polarity::Affirmative,
-            tokens: 1,
-            truncated: false,
-        }
+        Embedding { vector: vec![x], polarity: Polarity::Affirmative, tokens: 1, truncated: false }
     }
 
     #[test]
     fn role_is_part_of_the_key() {
-        assert_ne!(
-            EmbeddingCache::key(Role::Query, "a"),
-            EmbeddingCache::key(Role::Passage, "a")
-        );
+        assert_ne!(EmbeddingCache::key(Role::Query, "a"), EmbeddingCache::key(Role::Passage, "a"));
     }
 
     #[test]

@@ -86,9 +86,7 @@ pub fn checked_unit_vector(v: &[f32], dim: usize) -> Result<Vec<f32>> {
     }
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     if norm == 0.0 {
-        return Err(Error::InvalidInput(
-            "vector is all zeros: it has no direction".into(),
-        ));
+        return Err(Error::InvalidInput("vector is all zeros: it has no direction".into()));
     }
     Ok(v.iter().map(|x| x / norm).collect())
 }

@@ -33,13 +33,7 @@ pub(crate) struct PlanCache {
 
 impl PlanCache {
     pub fn new(base: TypedModel, batch: Symbol, seq: Symbol, max_tokens: usize) -> Self {
-        Self {
-            base,
-            batch,
-            seq,
-            max_tokens,
-            plans: HashMap::new(),
-        }
+        Self { base, batch, seq, max_tokens, plans: HashMap::new() }
     }
 
     /// The padded `(batch, seq)` shape used for `n` texts whose longest has `len` tokens.
@@ -81,9 +75,7 @@ impl PlanCache {
                 let mut values = HashMap::new();
                 values.insert(self.batch.clone(), TDim::Val(batch as i64));
                 values.insert(self.seq.clone(), TDim::Val(seq as i64));
-                self.base
-                    .set_symbols(&values)
-                    .map_err(|e| err("fixing shapes", e))?
+                self.base.set_symbols(&values).map_err(|e| err("fixing shapes", e))?
             }
             None => self.base.clone(),
         };

@@ -186,16 +186,10 @@ fn cue_of(word: &str) -> Option<Cue> {
     }
     // English contractions (don't, isn't, won't) and French elision (n'utilise, n'est).
     if word.len() > 3 && word.ends_with("n't") {
-        return Some(Cue {
-            word: "n't",
-            lang: "en",
-        });
+        return Some(Cue { word: "n't", lang: "en" });
     }
     if word.len() > 2 && word.starts_with("n'") {
-        return Some(Cue {
-            word: "n'",
-            lang: "fr",
-        });
+        return Some(Cue { word: "n'", lang: "fr" });
     }
     None
 }
@@ -260,35 +254,17 @@ mod tests {
     fn cue_reports_word_and_language() {
         assert_eq!(
             find_cue("Verwende niemals Semikolons"),
-            Some(Cue {
-                word: "niemals",
-                lang: "de"
-            })
+            Some(Cue { word: "niemals", lang: "de" })
         );
-        assert_eq!(
-            find_cue("it isn’t ready"),
-            Some(Cue {
-                word: "n't",
-                lang: "en"
-            })
-        );
+        assert_eq!(find_cue("it isn’t ready"), Some(Cue { word: "n't", lang: "en" }));
         assert_eq!(find_cue("use tabs"), None);
     }
 
     #[test]
     fn stance_needs_topic_and_polarity() {
         use Polarity::*;
-        assert_eq!(
-            stance(0.94, Negated, Affirmative, DEFAULT_SAME_TOPIC),
-            Stance::Opposite
-        );
-        assert_eq!(
-            stance(0.94, Negated, Negated, DEFAULT_SAME_TOPIC),
-            Stance::Same
-        );
-        assert_eq!(
-            stance(0.75, Negated, Affirmative, DEFAULT_SAME_TOPIC),
-            Stance::Unrelated
-        );
+        assert_eq!(stance(0.94, Negated, Affirmative, DEFAULT_SAME_TOPIC), Stance::Opposite);
+        assert_eq!(stance(0.94, Negated, Negated, DEFAULT_SAME_TOPIC), Stance::Same);
+        assert_eq!(stance(0.75, Negated, Affirmative, DEFAULT_SAME_TOPIC), Stance::Unrelated);
     }
 }

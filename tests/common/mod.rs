@@ -38,12 +38,7 @@ pub fn reference_cases() -> Vec<Case> {
         .iter()
         .map(|c| Case {
             text: c["text"].as_str().unwrap().to_string(),
-            ids: c["ids"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_i64().unwrap())
-                .collect(),
+            ids: c["ids"].as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect(),
             embedding: c["embedding"]
                 .as_array()
                 .unwrap()

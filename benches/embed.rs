@@ -1,0 +1,124 @@
+//! Embedding benchmark, tract native side. Prints one JSON object (figures, not assertions).
+//!
+//! `cargo bench --bench embed -- [--model DIR] [--texts FILE] [--iters N]`
+//!
+//! Writes the benchmark texts (16 passages of exactly 32 and of exactly 128 tokens, prefix and
+//! special tokens included) to `--texts` so the onnxruntime and wasm sides run the same inputs.
+//! `tools/bench-embed` runs every side and prints the comparison table.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use mnemo::{BertConfig, BertEmbedder, Embedder, Role};
+
+const WORDS: &str = "the agent retried the deploy after the build failed because the cache held \
+    a stale lockfile and the user asked to pin node twenty two before any migration of the \
+    payments service which had timed out twice on friday evening while the database was being \
+    vacuumed so we wrote down that long running jobs must never overlap with maintenance windows \
+    and that every retry needs a backoff a and of to in it is was for on with as by at";
+
+fn rss_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Texts whose passage encoding has exactly `target` tokens.
+fn texts_of(e: &BertEmbedder, target: usize, count: usize) -> Vec<String> {
+    let words: Vec<&str> = WORDS.split_whitespace().collect();
+    (0..count)
+        .map(|k| {
+            let mut text = String::new();
+            let mut i = k * 7;
+            let mut misses = 0;
+            while misses < words.len() {
+                let w = words[i % words.len()];
+                i += 1;
+                let candidate = if text.is_empty() { w.to_string() } else { format!("{text} {w}") };
+                let n = e.token_ids(&candidate, Role::Passage).expect("tokenises").len();
+                if n <= target {
+                    text = candidate;
+                    misses = 0;
+                    if n == target {
+                        return text;
+                    }
+                } else {
+                    misses += 1;
+                }
+            }
+            panic!("could not build a text of {target} tokens")
+        })
+        .collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let mut model = PathBuf::from("models/multilingual-e5-small-latin");
+    let mut texts_out: Option<PathBuf> = None;
+    let mut iters = 10usize;
+    let mut fixed = true;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--model" => model = args.next().expect("--model DIR").into(),
+            "--texts" => texts_out = Some(args.next().expect("--texts FILE").into()),
+            "--iters" => iters = args.next().expect("--iters N").parse().expect("a number"),
+            "--symbolic" => fixed = false,
+            _ => {} // cargo bench passes --bench
+        }
+    }
+    let rss_before = rss_kib("VmRSS:");
+    let onnx = std::fs::read(model.join("model.onnx")).expect("model.onnx");
+    let tok = std::fs::read(model.join("tokenizer.json")).expect("tokenizer.json");
+    let config = BertConfig { cache_capacity: 0, fixed_shapes: fixed, ..BertConfig::e5("e5") };
+    let t = Instant::now();
+    let mut e = BertEmbedder::from_bytes(&onnx, &tok, config).expect("model loads");
+    let load_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    e.embed(&["warm"], Role::Passage).expect("embeds");
+    let first_ms = t.elapsed().as_secs_f64() * 1e3;
+    drop((onnx, tok));
+    let rss_loaded = rss_kib("VmRSS:");
+
+    let mut results = serde_json::Map::new();
+    let mut corpus = serde_json::Map::new();
+    for tokens in [32usize, 128] {
+        let texts = texts_of(&e, tokens, 16);
+        corpus.insert(tokens.to_string(), serde_json::json!(texts));
+        for batch in [1usize, 16] {
+            let refs: Vec<&str> = texts.iter().take(batch).map(String::as_str).collect();
+            e.embed(&refs, Role::Passage).expect("embeds"); // optimise this shape's plan
+            let runs = if batch == 1 { iters * 4 } else { iters };
+            let samples: Vec<f64> = (0..runs)
+                .map(|_| {
+                    let t = Instant::now();
+                    e.embed(&refs, Role::Passage).expect("embeds");
+                    t.elapsed().as_secs_f64() * 1e3 / batch as f64
+                })
+                .collect();
+            results.insert(format!("t{tokens}_b{batch}"), serde_json::json!(median(samples)));
+        }
+    }
+    if let Some(path) = texts_out {
+        std::fs::write(&path, serde_json::to_vec_pretty(&corpus).unwrap()).expect("write texts");
+    }
+    let out = serde_json::json!({
+        "runtime": if fixed { "tract native" } else { "tract native (symbolic)" },
+        "load_ms": load_ms,
+        "first_embed_ms": first_ms,
+        "ms_per_passage": results,
+        "rss_loaded_mb": (rss_loaded.saturating_sub(rss_before)) as f64 / 1024.0,
+        "peak_rss_mb": rss_kib("VmHWM:") as f64 / 1024.0,
+        "plans": e.plan_count(),
+    });
+    println!("{out}");
+}
