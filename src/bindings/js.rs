@@ -27,25 +27,45 @@ pub struct JsEmbedder {
 
 #[wasm_bindgen(js_class = Embedder)]
 impl JsEmbedder {
-    /// Loads a model from the bytes of `model.onnx` and `tokenizer.json`. `kind` is `"e5"`
-    /// (query:/passage: prefixes, the default) or `"plain"` (no prefixes).
+    /// Loads a model from the bytes of `model.onnx` and `tokenizer.json`. `options` may set
+    /// `name` (default `"multilingual-e5-small-latin"`), `kind` (`"e5"`: query:/passage:
+    /// prefixes, the default; `"plain"`: none) and `cacheCapacity` (embeddings remembered by
+    /// content hash, default 4096; 0 disables).
     #[wasm_bindgen(constructor)]
     pub fn new(
         model: &[u8],
         tokenizer: &[u8],
-        name: Option<String>,
-        kind: Option<String>,
+        options: Option<Object>,
     ) -> Result<JsEmbedder, JsValue> {
-        let name = name.unwrap_or_else(|| "multilingual-e5-small-latin".into());
-        let config = match kind.as_deref() {
-            None | Some("e5") => BertConfig::e5(name),
-            Some("plain") => BertConfig::plain(name),
+        let get = |key: &str| {
+            options
+                .as_ref()
+                .and_then(|o| Reflect::get(o, &key.into()).ok())
+                .filter(|v| !v.is_undefined())
+        };
+        let name = get("name")
+            .and_then(|v| v.as_string())
+            .unwrap_or_else(|| "multilingual-e5-small-latin".into());
+        let mut config = match get("kind").map(|v| v.as_string()) {
+            None => BertConfig::e5(name),
+            Some(Some(k)) if k == "e5" => BertConfig::e5(name),
+            Some(Some(k)) if k == "plain" => BertConfig::plain(name),
             Some(other) => {
                 return Err(js_error(crate::Error::InvalidInput(format!(
-                    "unknown model kind `{other}`: use \"e5\" or \"plain\""
+                    "unknown model kind {other:?}: use \"e5\" or \"plain\""
                 ))))
             }
         };
+        if let Some(v) = get("cacheCapacity") {
+            match v.as_f64() {
+                Some(n) if n >= 0.0 && n.fract() == 0.0 => config.cache_capacity = n as usize,
+                _ => {
+                    return Err(js_error(crate::Error::InvalidInput(
+                        "cacheCapacity must be a non-negative integer".into(),
+                    )))
+                }
+            }
+        }
         BertEmbedder::from_bytes(model, tokenizer, config)
             .map(|inner| JsEmbedder { inner })
             .map_err(js_error)

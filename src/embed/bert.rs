@@ -33,8 +33,9 @@ pub struct BertConfig {
     pub max_batch: usize,
     /// Embeddings remembered by content hash; 0 disables the cache.
     pub cache_capacity: usize,
-    /// Optimise one plan per padded shape bucket (fast) instead of one symbolic plan (less
-    /// memory and load work when many shapes occur).
+    /// Optimise one plan per padded shape bucket instead of one plan with symbolic batch and
+    /// sequence sizes. Off by default: with tract 0.23 on the default model the symbolic plan
+    /// measured as fast (see BENCHMARKS.md), and every extra plan repacks the f32 weights.
     pub fixed_shapes: bool,
 }
 
@@ -48,7 +49,7 @@ impl BertConfig {
             max_tokens: 512,
             max_batch: 16,
             cache_capacity: 4096,
-            fixed_shapes: true,
+            fixed_shapes: false,
         }
     }
 
@@ -111,8 +112,7 @@ impl BertEmbedder {
         let mut model =
             tract_onnx::onnx().model_for_read(&mut &onnx[..]).map_err(onnx_err("parse"))?;
         let inputs = discover_inputs(&model)?;
-        let batch = model.symbols.sym("B");
-        let seq = model.symbols.sym("S");
+        let (batch, seq) = batch_and_seq_symbols(&model)?;
         for ix in 0..inputs.len() {
             let fact =
                 InferenceFact::dt_shape(i64::datum_type(), tvec![batch.to_dim(), seq.to_dim()]);
@@ -324,6 +324,24 @@ fn hex8(digest: &[u8]) -> String {
 fn normalise(v: &mut [f32]) {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
     v.iter_mut().for_each(|x| *x /= norm);
+}
+
+/// The exporter's own batch and sequence symbols when the first input declares them (other
+/// facts in the graph may name them), else fresh `B` and `S`.
+fn batch_and_seq_symbols(model: &InferenceModel) -> Result<(Symbol, Symbol)> {
+    let fact = model.input_fact(0).map_err(onnx_err("inputs"))?;
+    let declared: Vec<Option<Symbol>> = fact
+        .shape
+        .dims()
+        .map(|d| match d {
+            tract_onnx::tract_hir::infer::GenericFactoid::Only(TDim::Sym(s)) => Some(s.clone()),
+            _ => None,
+        })
+        .collect();
+    let pick = |ix: usize, name: &str| {
+        declared.get(ix).cloned().flatten().unwrap_or_else(|| model.symbols.sym(name))
+    };
+    Ok((pick(0, "B"), pick(1, "S")))
 }
 
 fn discover_inputs(model: &InferenceModel) -> Result<Vec<Input>> {

@@ -1,10 +1,12 @@
 //! Shape-specialised tract plans.
 //!
-//! tract runs a BERT graph 20–50 % faster when batch and sequence sizes are known before
-//! optimisation (measured: 12.3 ms vs 15.3 ms at 32 tokens, 40 ms vs 61 ms at 128). So the
-//! embedder keeps the decluttered graph with symbolic `B` × `S` inputs, and optimises one plan
-//! per *bucket* lazily, the first time a batch of that shape is seen. Inputs are padded up to
-//! their bucket; the attention mask keeps padding out of every real token's result.
+//! The embedder keeps the decluttered graph with symbolic `B` × `S` inputs. By default it
+//! optimises one plan from it that runs every shape. With `BertConfig::fixed_shapes` it instead
+//! optimises one plan per padded *bucket*, lazily, the first time a batch of that shape is seen;
+//! inputs are padded up to their bucket and the attention mask keeps padding out of every real
+//! token's result. Earlier tract versions ran fixed shapes 20–50 % faster; with tract 0.23 on
+//! this model the two measured alike, while each bucket's plan repacks the weights (memory), so
+//! buckets are opt-in. `benches/embed.rs --symbolic` measures both.
 
 use std::collections::HashMap;
 use std::sync::Arc;
