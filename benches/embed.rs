@@ -121,6 +121,7 @@ fn main() {
         "rss_loaded_mb": (rss_loaded.saturating_sub(rss_before)) as f64 / 1024.0,
         "peak_rss_mb": rss_kib("VmHWM:") as f64 / 1024.0,
         "plans": e.plan_count(),
+        "compact_tokenizer": e.compact_tokenizer(),
     });
     println!("{out}");
 }

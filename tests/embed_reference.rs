@@ -91,6 +91,7 @@ fn model_id_names_the_model_and_its_files() {
     let e = load(true);
     assert!(e.model_id().starts_with("multilingual-e5-small-latin@"), "{}", e.model_id());
     assert_eq!(e.dim(), 384);
+    assert!(e.compact_tokenizer(), "the default tokenizer.json takes the compact path");
 }
 
 #[test]

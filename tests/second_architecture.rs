@@ -23,6 +23,7 @@ fn minilm_matches_onnxruntime() {
     let mut e =
         BertEmbedder::from_dir(&minilm_dir(), BertConfig::plain("all-minilm-l6-v2")).unwrap();
     assert_eq!(e.dim(), 384);
+    assert!(!e.compact_tokenizer(), "WordPiece goes through Hugging Face tokenizers");
     assert_eq!(e.max_tokens(), 128, "the tokenizer's own truncation (128) wins over 512");
     let cases = json["cases"].as_array().unwrap();
     let texts: Vec<&str> = cases.iter().map(|c| c["text"].as_str().unwrap()).collect();

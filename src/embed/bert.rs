@@ -166,6 +166,12 @@ impl BertEmbedder {
         self.plans.len()
     }
 
+    /// True when `tokenizer.json` runs on the compact Unigram tokenizer (a few MB) rather than
+    /// Hugging Face `tokenizers` (~100 MB for the default vocabulary).
+    pub fn compact_tokenizer(&self) -> bool {
+        self.tokenizer.is_compact()
+    }
+
     /// How many embeddings were answered from the content-hash cache.
     pub fn cache_hits(&self) -> u64 {
         self.cache.hits()

@@ -18,6 +18,7 @@ mod cache;
 mod plan;
 pub mod polarity;
 mod tokenize;
+mod unigram;
 
 pub use bert::{BertConfig, BertEmbedder, LoadTimings};
 pub use polarity::{Polarity, Stance};
