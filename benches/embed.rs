@@ -1,6 +1,7 @@
 //! Embedding benchmark, tract native side. Prints one JSON object (figures, not assertions).
 //!
-//! `cargo bench --bench embed -- [--model DIR] [--texts FILE] [--iters N]`
+//! `cargo bench --bench embed -- [--model DIR] [--file model.onnx] [--texts FILE] [--iters N]
+//! [--buckets]`
 //!
 //! Writes the benchmark texts (16 passages of exactly 32 and of exactly 128 tokens, prefix and
 //! special tokens included) to `--texts` so the onnxruntime and wasm sides run the same inputs.
@@ -66,6 +67,7 @@ fn main() {
     let mut texts_out: Option<PathBuf> = None;
     let mut iters = 10usize;
     let mut fixed = false;
+    let mut file = String::from("model.onnx");
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -73,11 +75,12 @@ fn main() {
             "--texts" => texts_out = Some(args.next().expect("--texts FILE").into()),
             "--iters" => iters = args.next().expect("--iters N").parse().expect("a number"),
             "--buckets" => fixed = true,
+            "--file" => file = args.next().expect("--file NAME"),
             _ => {} // cargo bench passes --bench
         }
     }
     let rss_before = rss_kib("VmRSS:");
-    let onnx = std::fs::read(model.join("model.onnx")).expect("model.onnx");
+    let onnx = std::fs::read(model.join(&file)).expect("model file");
     let tok = std::fs::read(model.join("tokenizer.json")).expect("tokenizer.json");
     let config = BertConfig { cache_capacity: 0, fixed_shapes: fixed, ..BertConfig::e5("e5") };
     let t = Instant::now();
@@ -114,7 +117,7 @@ fn main() {
         std::fs::write(&path, serde_json::to_vec_pretty(&corpus).unwrap()).expect("write texts");
     }
     let out = serde_json::json!({
-        "runtime": if fixed { "tract native (shape buckets)" } else { "tract native" },
+        "runtime": format!("tract native, {file}{}", if fixed { ", shape buckets" } else { "" }),
         "load_ms": load_ms,
         "first_embed_ms": first_ms,
         "ms_per_passage": results,

@@ -132,3 +132,22 @@ fn rules_are_kept_apart_from_their_opposites() {
     let v = e.embed(&["Never use semicolons"], Role::Passage).unwrap();
     assert_eq!(v[0].polarity, Polarity::Negated);
 }
+
+/// `model.q4.onnx` (every weight 4-bit in memory, for memory-capped hosts) gives the same
+/// embeddings as `model.onnx`.
+#[test]
+fn q4_model_file_matches_onnxruntime_too() {
+    let dir = model_dir();
+    let onnx = std::fs::read(dir.join("model.q4.onnx")).expect(
+        "model.q4.onnx missing: run `tools/build-model` (the shared copy has only model.onnx)",
+    );
+    let tok = std::fs::read(dir.join("tokenizer.json")).unwrap();
+    let mut e = BertEmbedder::from_bytes(&onnx, &tok, BertConfig::e5("e5-q4")).unwrap();
+    let cases = reference_cases();
+    for case in &cases {
+        let (role, text) = split_prefix(&case.text);
+        let got = e.embed(&[text], role).unwrap().remove(0);
+        let c = cosine(&got.vector, &case.embedding);
+        assert!(c >= 0.9999, "q4 cosine {c} for {:?}", case.text);
+    }
+}

