@@ -1,7 +1,7 @@
 //! Embedding benchmark, tract native side. Prints one JSON object (figures, not assertions).
 //!
 //! `cargo bench --bench embed -- [--model DIR] [--file model.onnx] [--texts FILE] [--iters N]
-//! [--buckets]`
+//! [--buckets] [--hf-tokenizer]`
 //!
 //! Writes the benchmark texts (16 passages of exactly 32 and of exactly 128 tokens, prefix and
 //! special tokens included) to `--texts` so the onnxruntime and wasm sides run the same inputs.
@@ -68,6 +68,7 @@ fn main() {
     let mut iters = 10usize;
     let mut fixed = false;
     let mut file = String::from("model.onnx");
+    let mut compact = true;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -76,13 +77,19 @@ fn main() {
             "--iters" => iters = args.next().expect("--iters N").parse().expect("a number"),
             "--buckets" => fixed = true,
             "--file" => file = args.next().expect("--file NAME"),
+            "--hf-tokenizer" => compact = false,
             _ => {} // cargo bench passes --bench
         }
     }
     let rss_before = rss_kib("VmRSS:");
     let onnx = std::fs::read(model.join(&file)).expect("model file");
     let tok = std::fs::read(model.join("tokenizer.json")).expect("tokenizer.json");
-    let config = BertConfig { cache_capacity: 0, fixed_shapes: fixed, ..BertConfig::e5("e5") };
+    let config = BertConfig {
+        cache_capacity: 0,
+        fixed_shapes: fixed,
+        compact_tokenizer: compact,
+        ..BertConfig::e5("e5")
+    };
     let t = Instant::now();
     let mut e = BertEmbedder::from_bytes(&onnx, &tok, config).expect("model loads");
     let load_ms = t.elapsed().as_secs_f64() * 1e3;

@@ -37,6 +37,9 @@ pub struct BertConfig {
     /// sequence sizes. Off by default: with tract 0.23 on the default model the symbolic plan
     /// measured as fast (see BENCHMARKS.md), and every extra plan repacks the f32 weights.
     pub fixed_shapes: bool,
+    /// Use the compact Unigram tokenizer when `tokenizer.json` has its shape (same ids, ~100 MB
+    /// less for the default vocabulary). `false` forces Hugging Face `tokenizers`.
+    pub compact_tokenizer: bool,
 }
 
 impl BertConfig {
@@ -50,6 +53,7 @@ impl BertConfig {
             max_batch: 16,
             cache_capacity: 4096,
             fixed_shapes: false,
+            compact_tokenizer: true,
         }
     }
 
@@ -106,7 +110,11 @@ impl BertEmbedder {
         hash.update(onnx);
         hash.update(tokenizer_digest_sep());
         hash.update(tokenizer);
-        let tokenizer = TextTokenizer::from_bytes(tokenizer, config.max_tokens)?;
+        let tokenizer = if config.compact_tokenizer {
+            TextTokenizer::from_bytes(tokenizer, config.max_tokens)?
+        } else {
+            TextTokenizer::from_bytes_hf(tokenizer, config.max_tokens)?
+        };
         let model_id = format!("{}@{}", config.name, hex8(&hash.finalize()));
 
         let mut model =
