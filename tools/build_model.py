@@ -96,8 +96,9 @@ def build(source, out, variant):
     print(f"build-model: wrote {out}: {sizes}, tokenizer.json", file=sys.stderr)
 
 
-def check(out, reference):
-    """Same ids and cosine >= 0.9999 for every reference case and model file, via onnxruntime."""
+def check(out, reference, compare_ids=True):
+    """Same ids (latin variant; the full one numbers pieces differently) and cosine >= 0.9999
+    for every reference case and model file, via onnxruntime."""
     import numpy as np
     import onnxruntime as ort
     from tokenizers import Tokenizer
@@ -111,7 +112,7 @@ def check(out, reference):
         sess = ort.InferenceSession(os.path.join(out, name), so, providers=["CPUExecutionProvider"])
         for case in cases:
             ids = tok.encode(case["text"]).ids
-            if ids != case["ids"]:
+            if compare_ids and ids != case["ids"]:
                 sys.exit(f"check failed: ids of {case['text']!r}: {ids} != {case['ids']}")
             a = np.array([ids], dtype=np.int64)
             feeds = {"input_ids": a, "attention_mask": np.ones_like(a), "token_type_ids": np.zeros_like(a)}
@@ -120,7 +121,8 @@ def check(out, reference):
             worst = min(worst, cos)
             if cos < 0.9999:
                 sys.exit(f"check failed: {name}: cosine {cos:.6f} < 0.9999 for {case['text']!r}")
-    print(f"build-model: check passed ({', '.join(MODEL_FILES)}): same ids, worst cosine {worst:.6f}",
+    what = "same ids, " if compare_ids else ""
+    print(f"build-model: check passed ({', '.join(MODEL_FILES)}): {what}worst cosine {worst:.6f}",
           file=sys.stderr)
 
 
@@ -137,7 +139,7 @@ def main():
     else:
         build(args.source, args.out, args.variant)
     if args.check:
-        check(args.out, args.check)
+        check(args.out, args.check, compare_ids=args.variant == "latin")
 
 
 if __name__ == "__main__":
