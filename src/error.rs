@@ -66,6 +66,17 @@ pub enum Error {
         /// The model id stored with the vector.
         found: String,
     },
+    /// Stored bytes fail their checksum or format check somewhere a crash cannot explain.
+    #[error(
+        "stored data is corrupt ({what}): {detail}. Nothing was changed; restore the store \
+             from a backup or an export"
+    )]
+    Corrupt {
+        /// Which store or record.
+        what: String,
+        /// What is wrong with it.
+        detail: String,
+    },
     /// Reading a local file failed (native hosts only).
     #[error("cannot read {path}: {detail}")]
     Io {
@@ -85,6 +96,7 @@ impl Error {
             Error::InvalidInput(_) => "INVALID_INPUT",
             Error::ModelMismatch { .. } => "MODEL_MISMATCH",
             Error::Io { .. } => "IO",
+            Error::Corrupt { .. } => "CORRUPT",
         }
     }
 }

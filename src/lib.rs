@@ -7,3 +7,4 @@ pub mod error;
 pub use embed::{BertConfig, BertEmbedder, Embedder, Embedding, Polarity, Role};
 pub use error::{Error, Result};
 pub mod bindings;
+pub mod store;

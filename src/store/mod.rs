@@ -1,0 +1,94 @@
+//! The storage contract: the one small key-value interface every host implements.
+//!
+//! The engine does no I/O of its own. Everything it persists goes through [`KvStore`]: point
+//! reads, paged prefix scans, and atomic batches. Each mutation of the engine is exactly one
+//! [`Batch`], so a crash can never leave half of one behind.
+//!
+//! Promises every implementation keeps (checked by [`contract::check`], which every backend
+//! runs):
+//!
+//! - **Read your writes.** Once [`KvStore::write`] returns `Ok`, every later `get` and `scan`
+//!   sees the whole batch.
+//! - **Atomic batches.** After a crash, a reopened store holds either all of a batch or none of
+//!   it. A batch that returned an error changed nothing.
+//! - **Durable acknowledgement.** `write` returns `Ok` only once the batch is stored as durably
+//!   as the backend can (fsync for files; the host's own commit for IndexedDB, KV, Durable
+//!   Objects).
+//! - **Ordered scans.** `scan` returns keys in ascending byte order, starting strictly after
+//!   `after`, at most `limit` entries, all starting with `prefix`.
+//! - **Last write wins inside a batch.** Operations apply in order.
+//!
+//! Keys are namespaced per user by the engine (`u/<namespace>/…`), so dropping a user is a
+//! prefix scan plus one batch of deletes.
+
+pub mod contract;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod file;
+pub mod memory;
+
+pub use memory::MemoryStore;
+
+use crate::error::Result;
+
+/// One operation of a [`Batch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// Store `value` under `key`, replacing any previous value.
+    Put(Vec<u8>, Vec<u8>),
+    /// Remove `key` (no error when absent).
+    Delete(Vec<u8>),
+}
+
+/// Operations applied together, in order, atomically.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Batch {
+    ops: Vec<Op>,
+}
+
+impl Batch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a put.
+    pub fn put(&mut self, key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>) -> &mut Self {
+        self.ops.push(Op::Put(key.into(), value.into()));
+        self
+    }
+
+    /// Adds a delete.
+    pub fn delete(&mut self, key: impl Into<Vec<u8>>) -> &mut Self {
+        self.ops.push(Op::Delete(key.into()));
+        self
+    }
+
+    /// The operations, in order.
+    pub fn ops(&self) -> &[Op] {
+        &self.ops
+    }
+
+    /// True when the batch holds no operation.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+}
+
+/// A key-value store as the engine needs it. See the module docs for the promises.
+pub trait KvStore {
+    /// The value under `key`, if any.
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+
+    /// Up to `limit` entries whose keys start with `prefix` and sort strictly after `after`
+    /// (from the first such key when `None`), in ascending key order. Page through a prefix by
+    /// passing the last key returned as the next `after`.
+    fn scan(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
+
+    /// Applies `batch` atomically and durably; returns once it is stored.
+    fn write(&mut self, batch: &Batch) -> Result<()>;
+}
