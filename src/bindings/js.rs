@@ -15,6 +15,16 @@ fn js_error(e: crate::Error) -> JsValue {
     err.into()
 }
 
+fn parse_role(role: &str) -> Result<Role, JsValue> {
+    match role {
+        "query" => Ok(Role::Query),
+        "passage" => Ok(Role::Passage),
+        other => Err(js_error(crate::Error::InvalidInput(format!(
+            "unknown role `{other}`: use \"query\" or \"passage\""
+        )))),
+    }
+}
+
 fn set(obj: &Object, key: &str, value: &JsValue) -> Result<(), JsValue> {
     Reflect::set(obj, &key.into(), value).map(|_| ())
 }
@@ -93,15 +103,7 @@ impl JsEmbedder {
     /// `{ dim, vectors: Float32Array (texts × dim), tokens: Uint32Array, truncated: Uint8Array,
     /// negated: Uint8Array }`.
     pub fn embed(&mut self, texts: Vec<String>, role: &str) -> Result<Object, JsValue> {
-        let role = match role {
-            "query" => Role::Query,
-            "passage" => Role::Passage,
-            other => {
-                return Err(js_error(crate::Error::InvalidInput(format!(
-                    "unknown role `{other}`: use \"query\" or \"passage\""
-                ))))
-            }
-        };
+        let role = parse_role(role)?;
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let out = self.inner.embed(&refs, role).map_err(js_error)?;
         let flat: Vec<f32> = out.iter().flat_map(|e| e.vector.iter().copied()).collect();
@@ -121,7 +123,7 @@ impl JsEmbedder {
     /// Token ids the model sees for `text` in `role` (prefix and special tokens included).
     #[wasm_bindgen(js_name = tokenIds)]
     pub fn token_ids(&self, text: &str, role: &str) -> Result<Vec<u32>, JsValue> {
-        let role = if role == "query" { Role::Query } else { Role::Passage };
+        let role = parse_role(role)?;
         let ids = self.inner.token_ids(text, role).map_err(js_error)?;
         Ok(ids.into_iter().map(|i| i as u32).collect())
     }

@@ -92,10 +92,6 @@ impl std::fmt::Debug for BertEmbedder {
     }
 }
 
-/// Reserved for hosts that time the stages themselves (kept for API stability).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LoadTimings;
-
 fn onnx_err(stage: &'static str) -> impl Fn(TractError) -> Error {
     move |e| Error::ModelLoad { file: ModelFile::Onnx, stage, detail: format!("{e:#}") }
 }

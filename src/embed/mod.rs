@@ -20,7 +20,7 @@ pub mod polarity;
 mod tokenize;
 mod unigram;
 
-pub use bert::{BertConfig, BertEmbedder, LoadTimings};
+pub use bert::{BertConfig, BertEmbedder};
 pub use polarity::{Polarity, Stance};
 
 use crate::error::Result;
