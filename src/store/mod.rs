@@ -21,11 +21,14 @@
 //! Keys are namespaced per user by the engine (`u/<namespace>/…`), so dropping a user is a
 //! prefix scan plus one batch of deletes.
 
+pub mod codec;
 pub mod contract;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod file;
+pub mod keys;
 pub mod memory;
 
+pub use keys::{purge_namespace, Namespace, Table};
 pub use memory::MemoryStore;
 
 use crate::error::Result;

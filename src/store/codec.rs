@@ -1,0 +1,250 @@
+//! The record codec: every value the engine stores is one sealed, versioned, checksummed
+//! envelope, little-endian throughout (so 32-bit wasm and 64-bit hosts read the same bytes).
+//!
+//! ```text
+//! envelope := version:u8 kind:u8 payload_len:u32 payload crc32:u32
+//!             (crc32 IEEE over every byte before it)
+//! payload  := fields written by `Writer`, in the order the record's own docs give:
+//!             u8 | u32 | u64 | i64 | f32 | f64 (LE, fixed width)
+//!             bytes := len:u32 bytes;  str := bytes holding UTF-8
+//! ```
+//!
+//! `version` is [`FORMAT_VERSION`]; a reader meeting a newer version refuses it with a typed
+//! error instead of guessing. `kind` says which record type the payload holds.
+
+use crate::error::{Error, Result};
+
+/// The envelope format this build writes and reads.
+pub const FORMAT_VERSION: u8 = 1;
+
+/// Wraps `payload` of record type `kind` into an envelope.
+pub fn seal(kind: u8, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(payload.len() + 10);
+    out.push(FORMAT_VERSION);
+    out.push(kind);
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(payload);
+    let crc = crc32fast::hash(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// Checks an envelope and returns its payload; `what` names the record in errors.
+pub fn open<'a>(bytes: &'a [u8], kind: u8, what: &str) -> Result<&'a [u8]> {
+    let corrupt = |detail: String| Error::Corrupt { what: what.to_string(), detail };
+    if bytes.len() < 10 {
+        return Err(corrupt(format!("{} bytes is shorter than an envelope", bytes.len())));
+    }
+    let (body, crc) = bytes.split_at(bytes.len() - 4);
+    if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().expect("4 bytes")) {
+        return Err(corrupt("checksum mismatch".into()));
+    }
+    if body[0] > FORMAT_VERSION {
+        return Err(corrupt(format!(
+            "format version {} is newer than this build's {FORMAT_VERSION}: upgrade mnemo",
+            body[0]
+        )));
+    }
+    if body[1] != kind {
+        return Err(corrupt(format!("record kind {} where {kind} was expected", body[1])));
+    }
+    let len = u32::from_le_bytes(body[2..6].try_into().expect("4 bytes")) as usize;
+    if len != body.len() - 6 {
+        return Err(corrupt(format!("payload length {len} but {} bytes present", body.len() - 6)));
+    }
+    Ok(&body[6..])
+}
+
+/// Appends fields to a payload.
+#[derive(Debug, Default)]
+pub struct Writer {
+    buf: Vec<u8>,
+}
+
+impl Writer {
+    /// An empty payload.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Appends a `u8`.
+    pub fn u8(&mut self, v: u8) -> &mut Self {
+        self.buf.push(v);
+        self
+    }
+    /// Appends a `u32`.
+    pub fn u32(&mut self, v: u32) -> &mut Self {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    /// Appends a `u64`.
+    pub fn u64(&mut self, v: u64) -> &mut Self {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    /// Appends an `i64`.
+    pub fn i64(&mut self, v: i64) -> &mut Self {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    /// Appends an `f32`.
+    pub fn f32(&mut self, v: f32) -> &mut Self {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    /// Appends an `f64`.
+    pub fn f64(&mut self, v: f64) -> &mut Self {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    /// Appends length-prefixed bytes.
+    pub fn bytes(&mut self, v: &[u8]) -> &mut Self {
+        self.u32(v.len() as u32);
+        self.buf.extend_from_slice(v);
+        self
+    }
+    /// Appends a length-prefixed UTF-8 string.
+    pub fn str(&mut self, v: &str) -> &mut Self {
+        self.bytes(v.as_bytes())
+    }
+    /// The payload written so far.
+    pub fn finish(self) -> Vec<u8> {
+        self.buf
+    }
+}
+
+/// Reads fields back from a payload, in the order they were written.
+#[derive(Debug)]
+pub struct Reader<'a> {
+    rest: &'a [u8],
+    what: &'a str,
+}
+
+impl<'a> Reader<'a> {
+    /// Reads `payload`; `what` names the record in errors.
+    pub fn new(payload: &'a [u8], what: &'a str) -> Self {
+        Self { rest: payload, what }
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        if self.rest.len() < n {
+            return Err(Error::Corrupt {
+                what: self.what.to_string(),
+                detail: format!("payload ends {} bytes early", n - self.rest.len()),
+            });
+        }
+        let (head, tail) = self.rest.split_at(n);
+        self.rest = tail;
+        Ok(head)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
+        Ok(self.take(N)?.try_into().expect("N bytes"))
+    }
+    /// Reads a `u8`.
+    pub fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+    /// Reads a `u32`.
+    pub fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+    /// Reads a `u64`.
+    pub fn u64(&mut self) -> Result<u64> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+    /// Reads an `i64`.
+    pub fn i64(&mut self) -> Result<i64> {
+        Ok(i64::from_le_bytes(self.array()?))
+    }
+    /// Reads an `f32`.
+    pub fn f32(&mut self) -> Result<f32> {
+        Ok(f32::from_le_bytes(self.array()?))
+    }
+    /// Reads an `f64`.
+    pub fn f64(&mut self) -> Result<f64> {
+        Ok(f64::from_le_bytes(self.array()?))
+    }
+    /// Reads length-prefixed bytes.
+    pub fn bytes(&mut self) -> Result<&'a [u8]> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+    /// Reads a length-prefixed UTF-8 string.
+    pub fn str(&mut self) -> Result<&'a str> {
+        let b = self.bytes()?;
+        std::str::from_utf8(b).map_err(|e| Error::Corrupt {
+            what: self.what.to_string(),
+            detail: format!("string is not UTF-8: {e}"),
+        })
+    }
+    /// Fails unless every byte was read (a record with trailing bytes is not the one expected).
+    pub fn end(self) -> Result<()> {
+        if self.rest.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Corrupt {
+                what: self.what.to_string(),
+                detail: format!("{} unread trailing bytes", self.rest.len()),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<u8> {
+        let mut w = Writer::new();
+        w.u8(7).u32(70_000).u64(u64::MAX).i64(-5).f32(0.25).f64(-1.5).str("café").bytes(&[0, 255]);
+        seal(3, &w.finish())
+    }
+
+    #[test]
+    fn fields_round_trip_through_an_envelope() {
+        let env = sample();
+        let mut r = Reader::new(open(&env, 3, "sample").unwrap(), "sample");
+        assert_eq!(r.u8().unwrap(), 7);
+        assert_eq!(r.u32().unwrap(), 70_000);
+        assert_eq!(r.u64().unwrap(), u64::MAX);
+        assert_eq!(r.i64().unwrap(), -5);
+        assert_eq!(r.f32().unwrap(), 0.25);
+        assert_eq!(r.f64().unwrap(), -1.5);
+        assert_eq!(r.str().unwrap(), "café");
+        assert_eq!(r.bytes().unwrap(), &[0, 255]);
+        r.end().unwrap();
+    }
+
+    #[test]
+    fn the_byte_layout_is_fixed() {
+        let env = seal(9, &[1, 2]);
+        assert_eq!(&env[..8], &[FORMAT_VERSION, 9, 2, 0, 0, 0, 1, 2]);
+        assert_eq!(env.len(), 12);
+    }
+
+    #[test]
+    fn every_flipped_bit_is_caught() {
+        let env = sample();
+        for i in 0..env.len() * 8 {
+            let mut bad = env.clone();
+            bad[i / 8] ^= 1 << (i % 8);
+            let err = open(&bad, 3, "sample").unwrap_err();
+            assert_eq!(err.code(), "CORRUPT", "bit {i}");
+        }
+    }
+
+    #[test]
+    fn wrong_kind_newer_version_and_short_payloads_are_typed_errors() {
+        let env = sample();
+        assert!(open(&env, 4, "x").unwrap_err().to_string().contains("kind 3"));
+        let mut newer = env[..env.len() - 4].to_vec();
+        newer[0] = FORMAT_VERSION + 1;
+        let crc = crc32fast::hash(&newer);
+        newer.extend_from_slice(&crc.to_le_bytes());
+        assert!(open(&newer, 3, "x").unwrap_err().to_string().contains("upgrade mnemo"));
+        let mut r = Reader::new(&[1, 0], "x");
+        assert_eq!(r.u32().unwrap_err().code(), "CORRUPT");
+        assert_eq!(Reader::new(&[1], "x").end().unwrap_err().code(), "CORRUPT");
+        assert!(open(&[1, 2, 3], 3, "x").is_err());
+    }
+}
