@@ -98,4 +98,29 @@ fn corruption_in_the_middle_is_an_error_and_changes_nothing() {
     let err = FileStore::open(&dir).unwrap_err();
     assert_eq!(err.code(), "CORRUPT", "{err}");
     assert_eq!(std::fs::read(&path).unwrap(), bytes, "a failed open leaves the file untouched");
+
+    // a damaged length field must not pass for a torn tail (which would drop later records)
+    bytes[20] ^= 0xff;
+    bytes[5] ^= 0x40; // first record's payload_len now points far past the end of the file
+    std::fs::write(&path, &bytes).unwrap();
+    assert_eq!(FileStore::open(&dir).unwrap_err().code(), "CORRUPT");
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+}
+
+#[test]
+fn a_zero_filled_tail_is_a_torn_write() {
+    let dir = tempdir("zeros");
+    let mut s = FileStore::open(&dir).unwrap();
+    let mut b = Batch::new();
+    b.put(b"k".to_vec(), b"v".to_vec());
+    s.write(&b).unwrap();
+    drop(s);
+    let path = dir.join("mnemo.log");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let good = bytes.len();
+    bytes.extend_from_slice(&[0u8; 4096]);
+    std::fs::write(&path, &bytes).unwrap();
+    let s = FileStore::open(&dir).unwrap();
+    assert_eq!(s.get(b"k").unwrap(), Some(b"v".to_vec()));
+    assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, good, "the zero tail is cut");
 }

@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! log     := record*
-//! record  := "MNL1" payload_len:u32 crc32:u32 payload      (crc32 IEEE of payload)
+//! record  := "MNL1" payload_len:u32 len_crc:u32 crc32:u32 payload
+//!            (len_crc = crc32 IEEE of the 4 payload_len bytes; crc32 = of the payload)
 //! payload := op_count:u32 op*
 //! op      := 0x01 key_len:u32 key value_len:u32 value       (put)
 //!          | 0x02 key_len:u32 key                            (delete)
@@ -13,10 +14,9 @@
 //! One record is one [`Batch`]. `write` appends the record and `fsync`s before it returns, so
 //! an acknowledged batch is on disk. On open the log is replayed into memory; a record cut short
 //! or failing its checksum *at the end* of the file is a write that never completed (a crash) and
-//! is dropped, which keeps batches atomic. A bad record followed by more data is corruption and
-//! opening fails with [`Error::Corrupt`] without touching the file. (Known limit: a damaged
-//! length field that points past the end of the file looks like a torn tail, so the records
-//! after it would be dropped; a header checksum would tell the two apart.) When the log grows
+//! is dropped, which keeps batches atomic. A bad record followed by more data, or a complete
+//! header whose length fails `len_crc` (so a damaged length cannot pass for a torn tail), is
+//! corruption: opening fails with [`Error::Corrupt`] without touching the file. When the log grows
 //! past twice
 //! the live data, it is rewritten as one record into `mnemo.log.tmp` and renamed over the log.
 
@@ -29,7 +29,7 @@ use super::{Batch, KvStore, Op};
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 4] = b"MNL1";
-const HEADER: usize = 12;
+const HEADER: usize = 16;
 const LOG: &str = "mnemo.log";
 
 /// The durable, single-process file backend.
@@ -142,7 +142,9 @@ fn encode(batch: &Batch) -> Vec<u8> {
     }
     let mut record = Vec::with_capacity(HEADER + payload.len());
     record.extend_from_slice(MAGIC);
-    record.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    let len = (payload.len() as u32).to_le_bytes();
+    record.extend_from_slice(&len);
+    record.extend_from_slice(&crc32fast::hash(&len).to_le_bytes());
     record.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
     record.extend_from_slice(&payload);
     record
@@ -155,18 +157,19 @@ fn replay(bytes: &[u8], path: &Path) -> Result<(Map, usize)> {
     while at < bytes.len() {
         let rest = &bytes[at..];
         let corrupt = |detail: String| Error::Corrupt { what: path.display().to_string(), detail };
-        if rest.len() < HEADER {
-            break; // torn header at the tail
+        if rest.len() < HEADER || rest.iter().all(|&b| b == 0) {
+            break; // a torn header, or a tail the file system extended with zeros, at the end
         }
-        let len = u32::from_le_bytes(rest[4..8].try_into().expect("4 bytes")) as usize;
+        let word = |i: usize| u32::from_le_bytes(rest[i..i + 4].try_into().expect("4 bytes"));
+        if &rest[..4] != MAGIC || crc32fast::hash(&rest[4..8]) != word(8) {
+            return Err(corrupt(format!("bad record header at byte {at}")));
+        }
+        let len = word(4) as usize;
         let end = HEADER.saturating_add(len);
         let complete = rest.len() >= end;
-        let valid = &rest[..4] == MAGIC
-            && complete
-            && crc32fast::hash(&rest[HEADER..end])
-                == u32::from_le_bytes(rest[8..12].try_into().expect("4 bytes"));
+        let valid = complete && crc32fast::hash(&rest[HEADER..end]) == word(12);
         if !valid {
-            if !complete || (&rest[..4] == MAGIC && rest.len() == end) {
+            if !complete || rest.len() == end {
                 break; // the last record, cut short or torn: a write that never finished
             }
             return Err(corrupt(format!(
