@@ -7,4 +7,5 @@ pub mod error;
 pub use embed::{BertConfig, BertEmbedder, Embedder, Embedding, Polarity, Role};
 pub use error::{Error, Result};
 pub mod bindings;
+pub mod index;
 pub mod store;
