@@ -24,7 +24,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::memory::{apply, scan, Map};
+use super::memory::{apply, Map, MemoryStore};
 use super::{Batch, KvStore, Op};
 use crate::error::{Error, Result};
 
@@ -37,7 +37,7 @@ const LOG: &str = "mnemo.log";
 pub struct FileStore {
     dir: PathBuf,
     file: File,
-    map: Map,
+    map: MemoryStore,
     log_bytes: u64,
 }
 
@@ -64,13 +64,13 @@ impl FileStore {
             file.set_len(valid as u64).map_err(|e| io(&path, e))?;
             file.sync_all().map_err(|e| io(&path, e))?;
         }
-        Ok(Self { dir, file, map, log_bytes: valid as u64 })
+        Ok(Self { dir, file, map: MemoryStore::from_map(map), log_bytes: valid as u64 })
     }
 
     /// Rewrites the log as a single record of the live data.
     pub fn compact(&mut self) -> Result<()> {
         let mut all = Batch::new();
-        for (k, v) in &self.map {
+        for (k, v) in self.map.iter() {
             all.put(k.clone(), v.clone());
         }
         let record = encode(&all);
@@ -95,7 +95,7 @@ impl FileStore {
 
 impl KvStore for FileStore {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.map.get(key).cloned())
+        self.map.get(key)
     }
 
     fn scan(
@@ -104,7 +104,7 @@ impl KvStore for FileStore {
         after: Option<&[u8]>,
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        Ok(scan(&self.map, prefix, after, limit))
+        self.map.scan(prefix, after, limit)
     }
 
     fn write(&mut self, batch: &Batch) -> Result<()> {
@@ -115,7 +115,7 @@ impl KvStore for FileStore {
         let path = self.dir.join(LOG);
         self.file.write_all(&record).map_err(|e| io(&path, e))?;
         self.file.sync_data().map_err(|e| io(&path, e))?;
-        apply(&mut self.map, batch);
+        self.map.write(batch)?;
         self.log_bytes += record.len() as u64;
         if self.log_bytes > 2 * self.live_bytes() + (1 << 20) {
             self.compact()?;

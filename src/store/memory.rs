@@ -26,6 +26,16 @@ impl MemoryStore {
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
+
+    /// Every entry, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Vec<u8>, &Vec<u8>)> {
+        self.map.iter()
+    }
+
+    /// Builds a store holding `map`.
+    pub(crate) fn from_map(map: Map) -> Self {
+        Self { map }
+    }
 }
 
 /// The ordered map the in-memory backends keep.

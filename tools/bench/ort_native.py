@@ -23,6 +23,7 @@ def main():
     ap.add_argument("--model", required=True)
     ap.add_argument("--texts", required=True)
     ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--file", default="model.onnx")
     a = ap.parse_args()
     before = rss_mb()
     t = time.perf_counter()
@@ -30,7 +31,7 @@ def main():
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    sess = ort.InferenceSession(os.path.join(a.model, "model.onnx"), so, providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(os.path.join(a.model, a.file), so, providers=["CPUExecutionProvider"])
     tok = Tokenizer.from_file(os.path.join(a.model, "tokenizer.json"))
     load_ms = (time.perf_counter() - t) * 1e3
 
@@ -63,7 +64,8 @@ def main():
                 samples.append((time.perf_counter() - t) * 1e3 / batch)
             res[f"t{tokens}_b{batch}"] = statistics.median(samples)
     print(json.dumps({
-        "runtime": f"onnxruntime {ort.__version__} native (1 thread)",
+        "runtime": f"onnxruntime {ort.__version__} native (1 thread)"
+                   + ("" if a.file == "model.onnx" else f", {a.file}"),
         "load_ms": load_ms, "first_embed_ms": first_ms, "ms_per_passage": res,
         "rss_loaded_mb": loaded - before,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
