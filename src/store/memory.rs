@@ -32,7 +32,8 @@ impl MemoryStore {
         self.map.iter()
     }
 
-    /// Builds a store holding `map`.
+    /// Builds a store holding `map` (the file backend's replayed log).
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn from_map(map: Map) -> Self {
         Self { map }
     }
