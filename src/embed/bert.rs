@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use tract_onnx::prelude::*;
 
 use super::cache::EmbeddingCache;
-use super::plan::{PlanCache, BATCH_BUCKETS};
+use super::plan::PlanCache;
 use super::polarity::Polarity;
 use super::tokenize::{TextTokenizer, Tokens};
 use super::{Embedder, Embedding, Role};
@@ -299,7 +299,7 @@ impl Embedder for BertEmbedder {
         }
         // Sort by length so each batch pads little, then restore order through the indices.
         todo.sort_by_key(|(_, k)| k.tokens.ids.len());
-        for chunk in todo.chunks(self.config.max_batch.min(*BATCH_BUCKETS.last().unwrap_or(&16))) {
+        for chunk in todo.chunks(self.config.max_batch) {
             let toks: Vec<Tokens> = chunk.iter().map(|(_, k)| k.tokens.clone()).collect();
             let vectors = self.run_batch(&toks)?;
             for ((i, keyed), vector) in chunk.iter().zip(vectors) {

@@ -19,8 +19,8 @@ use crate::error::{Error, ModelFile, Result};
 /// bucket that holds them; the model's own limit is always the last bucket.
 const SEQ_BUCKETS: &[usize] = &[8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512];
 
-/// Batch buckets. A batch larger than the last one is split.
-pub(crate) const BATCH_BUCKETS: &[usize] = &[1, 2, 4, 8, 16];
+/// Batch buckets. A larger batch runs at its own size.
+const BATCH_BUCKETS: &[usize] = &[1, 2, 4, 8, 16];
 
 pub(crate) type Plan = Arc<TypedRunnableModel>;
 

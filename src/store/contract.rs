@@ -94,14 +94,3 @@ pub fn check_reopen<S: KvStore>(store: S, reopen: impl Fn(S) -> S) {
     assert_eq!(after.len(), 99);
     assert_eq!(store.get(b"r/050").expect("get").as_deref(), Some(&b"changed"[..]));
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::store::MemoryStore;
-
-    #[test]
-    fn memory_store_keeps_the_contract() {
-        check(&mut MemoryStore::new());
-    }
-}
