@@ -8,4 +8,5 @@ pub use embed::{BertConfig, BertEmbedder, Embedder, Embedding, Polarity, Role};
 pub use error::{Error, Result};
 pub mod bindings;
 pub mod index;
+pub mod record;
 pub mod store;

@@ -106,6 +106,21 @@ impl Writer {
     pub fn str(&mut self, v: &str) -> &mut Self {
         self.bytes(v.as_bytes())
     }
+    /// Appends a list of strings (`count:u32` then each `str`).
+    pub fn strs(&mut self, v: &[String]) -> &mut Self {
+        self.u32(v.len() as u32);
+        for s in v {
+            self.str(s);
+        }
+        self
+    }
+    /// Appends an optional `i64` (`0:u8`, or `1:u8` then the value).
+    pub fn opt_i64(&mut self, v: Option<i64>) -> &mut Self {
+        match v {
+            None => self.u8(0),
+            Some(x) => self.u8(1).i64(x),
+        }
+    }
     /// The payload written so far.
     pub fn finish(self) -> Vec<u8> {
         self.buf
@@ -176,6 +191,27 @@ impl<'a> Reader<'a> {
             what: self.what.to_string(),
             detail: format!("string is not UTF-8: {e}"),
         })
+    }
+    /// Reads a list of strings.
+    pub fn strs(&mut self) -> Result<Vec<String>> {
+        let n = self.u32()? as usize;
+        // Each string costs at least its 4-byte length, so a damaged count cannot allocate wildly.
+        let mut out = Vec::with_capacity(n.min(self.rest.len() / 4));
+        for _ in 0..n {
+            out.push(self.str()?.to_string());
+        }
+        Ok(out)
+    }
+    /// Reads an optional `i64`.
+    pub fn opt_i64(&mut self) -> Result<Option<i64>> {
+        match self.u8()? {
+            0 => Ok(None),
+            1 => Ok(Some(self.i64()?)),
+            t => Err(Error::Corrupt {
+                what: self.what.to_string(),
+                detail: format!("option tag {t} is neither 0 nor 1"),
+            }),
+        }
     }
     /// Fails unless every byte was read (a record with trailing bytes is not the one expected).
     pub fn end(self) -> Result<()> {

@@ -24,6 +24,12 @@ pub enum Table {
     Rule,
     /// Per-namespace metadata (model id, counters).
     Meta,
+    /// Episode vectors (kept apart so access updates do not rewrite them).
+    Vector,
+    /// The current entity triple per (subject, predicate).
+    Triple,
+    /// Invalidated triples, with their validity end.
+    TripleHistory,
 }
 
 impl Table {
@@ -34,6 +40,9 @@ impl Table {
             Table::FactHistory => "h",
             Table::Rule => "r",
             Table::Meta => "m",
+            Table::Vector => "v",
+            Table::Triple => "t",
+            Table::TripleHistory => "x",
         }
     }
 }

@@ -1,0 +1,110 @@
+//! Procedural rules: promoted from observations, injected whole.
+//!
+//! Byte format (kind [`KIND`]): `id:u64 text:str observation:str status:u8 created_at:i64
+//! updated_at:i64`.
+
+use crate::error::{Error, Result};
+use crate::store::codec::{open, seal, Reader, Writer};
+
+/// Record kind of a rule envelope.
+pub const KIND: u8 = 5;
+
+/// Where a rule stands. Only active rules are injected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RuleStatus {
+    /// Proposed, not yet injected.
+    Candidate,
+    /// Injected whole into every context.
+    Active,
+    /// No longer injected (kept for the record).
+    Demoted,
+}
+
+/// One rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    /// Engine-assigned id.
+    pub id: u64,
+    /// The rule, as it is injected.
+    pub text: String,
+    /// The observation it was promoted from (may be empty).
+    pub observation: String,
+    /// Status.
+    pub status: RuleStatus,
+    /// Created (ms).
+    pub created_at: i64,
+    /// Last status change (ms).
+    pub updated_at: i64,
+}
+
+impl Rule {
+    /// Sealed envelope.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::new();
+        let status = match self.status {
+            RuleStatus::Candidate => 0,
+            RuleStatus::Active => 1,
+            RuleStatus::Demoted => 2,
+        };
+        w.u64(self.id).str(&self.text).str(&self.observation).u8(status);
+        w.i64(self.created_at).i64(self.updated_at);
+        seal(KIND, &w.finish())
+    }
+
+    /// Decodes [`Rule::encode`] output.
+    pub fn decode(bytes: &[u8]) -> Result<Self> {
+        let what = "rule";
+        let mut r = Reader::new(open(bytes, KIND, what)?, what);
+        let id = r.u64()?;
+        let text = r.str()?.to_string();
+        let observation = r.str()?.to_string();
+        let status = match r.u8()? {
+            0 => RuleStatus::Candidate,
+            1 => RuleStatus::Active,
+            2 => RuleStatus::Demoted,
+            c => return Err(Error::Corrupt { what: what.into(), detail: format!("status {c}") }),
+        };
+        let rule = Rule {
+            id,
+            text,
+            observation,
+            status,
+            created_at: r.i64()?,
+            updated_at: r.i64()?,
+        };
+        r.end()?;
+        Ok(rule)
+    }
+}
+
+impl std::str::FromStr for RuleStatus {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "candidate" => Ok(RuleStatus::Candidate),
+            "active" => Ok(RuleStatus::Active),
+            "demoted" => Ok(RuleStatus::Demoted),
+            _ => Err(Error::InvalidInput(format!(
+                "rule status {s:?} is not one of candidate, active, demoted"
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_round_trip() {
+        let r = Rule {
+            id: 7,
+            text: "Run the linter before committing".into(),
+            observation: "obs-3".into(),
+            status: RuleStatus::Active,
+            created_at: 1,
+            updated_at: 2,
+        };
+        assert_eq!(Rule::decode(&r.encode()).unwrap(), r);
+    }
+}
