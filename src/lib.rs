@@ -10,3 +10,4 @@ pub mod bindings;
 pub mod index;
 pub mod record;
 pub mod store;
+pub mod time;
