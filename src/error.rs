@@ -77,6 +77,15 @@ pub enum Error {
         /// What is wrong with it.
         detail: String,
     },
+    /// A namespace that holds nothing was read from.
+    #[error(
+        "namespace `{0}` has no memories yet: remember something in it first, or check the \
+             user id the namespace was derived from"
+    )]
+    UnknownNamespace(String),
+    /// A record that does not exist was addressed.
+    #[error("{0} not found")]
+    NotFound(String),
     /// Reading a local file failed (native hosts only).
     #[error("cannot read {path}: {detail}")]
     Io {
@@ -96,6 +105,8 @@ impl Error {
             Error::InvalidInput(_) => "INVALID_INPUT",
             Error::ModelMismatch { .. } => "MODEL_MISMATCH",
             Error::Io { .. } => "IO",
+            Error::UnknownNamespace(_) => "UNKNOWN_NAMESPACE",
+            Error::NotFound(_) => "NOT_FOUND",
             Error::Corrupt { .. } => "CORRUPT",
         }
     }

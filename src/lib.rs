@@ -2,9 +2,11 @@
 #![warn(missing_docs)]
 
 pub mod embed;
+pub mod engine;
 pub mod error;
 
 pub use embed::{BertConfig, BertEmbedder, Embedder, Embedding, Polarity, Role};
+pub use engine::{Config, Engine, Query, Recall, Remembered};
 pub use error::{Error, Result};
 pub mod bindings;
 pub mod index;

@@ -224,8 +224,40 @@ const RELATIVE: &[(&str, char, i64)] = &[
 ];
 
 const MONTH_CUES: &[&str] = &["in", "during", "a", "ad", "im", "en", "em", "di", "de", "del"];
-const BEFORE: &[&str] = &["before", "prima della", "prima del", "prima di", "vor der", "vor dem", "vor", "avant la", "avant le", "avant", "antes de la", "antes del", "antes de", "antes da", "antes do"];
-const AFTER: &[&str] = &["after", "dopo la", "dopo il", "dopo", "nach der", "nach dem", "nach", "apres la", "apres le", "apres", "despues de la", "despues del", "despues de", "depois da", "depois do"];
+const BEFORE: &[&str] = &[
+    "before",
+    "prima della",
+    "prima del",
+    "prima di",
+    "vor der",
+    "vor dem",
+    "vor",
+    "avant la",
+    "avant le",
+    "avant",
+    "antes de la",
+    "antes del",
+    "antes de",
+    "antes da",
+    "antes do",
+];
+const AFTER: &[&str] = &[
+    "after",
+    "dopo la",
+    "dopo il",
+    "dopo",
+    "nach der",
+    "nach dem",
+    "nach",
+    "apres la",
+    "apres le",
+    "apres",
+    "despues de la",
+    "despues del",
+    "despues de",
+    "depois da",
+    "depois do",
+];
 
 fn fold(s: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
@@ -328,7 +360,10 @@ pub fn parse_query_time(query: &str, now: i64) -> Option<TimeExpr> {
             if days >= 0 && folded.get(i + 2) == Some(&"ago") {
                 let start = now - days * DAY;
                 let span = if unit.starts_with("day") { DAY } else { days.min(7) * DAY };
-                let win = Window { from: start.div_euclid(DAY) * DAY, to: start.div_euclid(DAY) * DAY + span };
+                let win = Window {
+                    from: start.div_euclid(DAY) * DAY,
+                    to: start.div_euclid(DAY) * DAY + span,
+                };
                 return Some(mk(TimeRef::Window(win), i, i + 2));
             }
             if days >= 0 && i > 0 && matches!(folded[i - 1], "last" | "past") {
@@ -356,7 +391,9 @@ pub fn parse_query_time(query: &str, now: i64) -> Option<TimeExpr> {
                 let n = cue.split(' ').count();
                 if i + n < w.len() && folded[i..i + n].join(" ") == *cue {
                     let mut j = i + n;
-                    if matches!(folded[j], "the" | "we" | "our" | "la" | "il" | "lo" | "le" | "el") && j + 1 < w.len() {
+                    if matches!(folded[j], "the" | "we" | "our" | "la" | "il" | "lo" | "le" | "el")
+                        && j + 1 < w.len()
+                    {
                         j += 1;
                     }
                     let end = (j + 3).min(w.len());
@@ -389,7 +426,8 @@ mod tests {
         assert_eq!(at("1970-01-02T00:00:01Z"), DAY + 1000);
         assert_eq!(at("2024-03-05T10:00:00+02:00"), at("2024-03-05T08:00:00Z"));
         assert_eq!(at("2024-02-29T00:00:00.250Z") % 1000, 250);
-        for bad in ["", "2024-13-01", "2023-02-29", "2024-03-05T25:00", "yesterday", "2024-03-05Tx"] {
+        for bad in ["", "2024-13-01", "2023-02-29", "2024-03-05T25:00", "yesterday", "2024-03-05Tx"]
+        {
             assert_eq!(parse_iso8601(bad).unwrap_err().code(), "INVALID_INPUT", "{bad}");
         }
         for d in [-1000, 0, 19_000, 20_000] {
@@ -403,7 +441,13 @@ mod tests {
         // 2024-11-20 is a Wednesday.
         let now = "2024-11-20T15:00:00Z";
         let last_week = ("2024-11-11".to_string(), "2024-11-17".to_string());
-        for q in ["what did we decide last week about X", "cosa abbiamo deciso la settimana scorsa su X", "was haben wir letzte Woche über X entschieden", "la semaine dernière", "la semana pasada"] {
+        for q in [
+            "what did we decide last week about X",
+            "cosa abbiamo deciso la settimana scorsa su X",
+            "was haben wir letzte Woche über X entschieden",
+            "la semaine dernière",
+            "la semana pasada",
+        ] {
             let (f, t, _) = window(q, now);
             assert_eq!((f, t), last_week, "{q}");
         }
@@ -411,7 +455,10 @@ mod tests {
         assert_eq!(window("ieri", now).0, "2024-11-19");
         assert_eq!(window("gestern", now).0, "2024-11-19");
         let (f, t, rest) = window("invoices in March", now);
-        assert_eq!((f.as_str(), t.as_str(), rest.as_str()), ("2024-03-01", "2024-03-31", "invoices"));
+        assert_eq!(
+            (f.as_str(), t.as_str(), rest.as_str()),
+            ("2024-03-01", "2024-03-31", "invoices")
+        );
         assert_eq!(window("in December", now).0, "2023-12-01");
         assert_eq!(window("a marzo", now).0, "2024-03-01");
         assert_eq!(window("last month", now).0, "2024-10-01");

@@ -84,6 +84,33 @@ impl Bm25 {
         });
     }
 
+    /// (idf, score) of a term with frequency `tf` in a document of length `dl`, found in `df`
+    /// of `n` documents.
+    fn term_score(&self, tf: u32, df: usize, dl: f32, n: f32, avgdl: f32) -> (f32, f32) {
+        let idf = (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln();
+        let tf = tf as f32;
+        (idf, idf * tf * (self.k1 + 1.0) / (tf + self.k1 * (1.0 - self.b + self.b * dl / avgdl)))
+    }
+
+    /// The score of one document for `query`, explained (`None` when it is not indexed).
+    pub fn explain(&self, query: &str, id: u64) -> Option<Hit> {
+        let dl = *self.doc_len.get(&id)? as f32;
+        let n = self.doc_len.len() as f32;
+        let avgdl = self.total_len as f32 / n;
+        let mut query_terms = terms(query);
+        query_terms.sort();
+        query_terms.dedup();
+        let mut hit = Hit { id, score: 0.0, terms: Vec::new() };
+        for term in query_terms {
+            let Some(docs) = self.postings.get(&term) else { continue };
+            let Some(&tf) = docs.get(&id) else { continue };
+            let (idf, score) = self.term_score(tf, docs.len(), dl, n, avgdl);
+            hit.score += score;
+            hit.terms.push(TermScore { term, tf, idf, score });
+        }
+        Some(hit)
+    }
+
     /// The best `k` documents for `query` among those `keep` accepts, best first (ties by id).
     pub fn search(&self, query: &str, k: usize, keep: impl Fn(u64) -> bool) -> Vec<Hit> {
         let n = self.doc_len.len() as f32;
@@ -97,15 +124,12 @@ impl Bm25 {
         let mut hits: HashMap<u64, Hit> = HashMap::new();
         for term in query_terms {
             let Some(docs) = self.postings.get(&term) else { continue };
-            let idf = (1.0 + (n - docs.len() as f32 + 0.5) / (docs.len() as f32 + 0.5)).ln();
             for (&id, &tf) in docs {
                 if !keep(id) {
                     continue;
                 }
                 let dl = self.doc_len[&id] as f32;
-                let tff = tf as f32;
-                let score = idf * tff * (self.k1 + 1.0)
-                    / (tff + self.k1 * (1.0 - self.b + self.b * dl / avgdl));
+                let (idf, score) = self.term_score(tf, docs.len(), dl, n, avgdl);
                 let hit =
                     hits.entry(id).or_insert_with(|| Hit { id, score: 0.0, terms: Vec::new() });
                 hit.score += score;

@@ -360,8 +360,11 @@ impl VectorIndex {
         let delta = self.delta.len() * (self.dim + 8 + 8 + 16);
         // Per sealed row: the int8 row, scale, id, the node (24 B), its value, and layer-0's
         // 2·M = 64 u32 links (upper layers add ~1/M of that).
-        let sealed: usize =
-            self.segments.iter().map(|s| s.flat.ids.len() * (self.dim + 4 + 8 + 24 + 4 + 264)).sum();
+        let sealed: usize = self
+            .segments
+            .iter()
+            .map(|s| s.flat.ids.len() * (self.dim + 4 + 8 + 24 + 4 + 264))
+            .sum();
         delta + sealed + self.loc.capacity() * 32
     }
 }

@@ -145,9 +145,8 @@ impl Episode {
     pub fn search_text(&self) -> String {
         let s = &self.situation;
         let mut t = self.text.clone();
-        for part in [&self.verdict, &s.tool, &s.error_class, &s.stage]
-            .into_iter()
-            .chain(&self.entities)
+        for part in
+            [&self.verdict, &s.tool, &s.error_class, &s.stage].into_iter().chain(&self.entities)
         {
             if !part.is_empty() {
                 t.push(' ');

@@ -64,14 +64,8 @@ impl Rule {
             2 => RuleStatus::Demoted,
             c => return Err(Error::Corrupt { what: what.into(), detail: format!("status {c}") }),
         };
-        let rule = Rule {
-            id,
-            text,
-            observation,
-            status,
-            created_at: r.i64()?,
-            updated_at: r.i64()?,
-        };
+        let rule =
+            Rule { id, text, observation, status, created_at: r.i64()?, updated_at: r.i64()? };
         r.end()?;
         Ok(rule)
     }

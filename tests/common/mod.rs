@@ -59,3 +59,4 @@ pub fn split_prefix(text: &str) -> (mnemo::Role, &str) {
         panic!("reference text without prefix: {text:?}")
     }
 }
+pub mod hash_embed;

@@ -1,0 +1,288 @@
+//! Semantic facts and entity triples: direct lookup, versioned, reconciled by source priority
+//! and recency. Never searched by vector.
+//!
+//! Keys: the current fact at `Table::Fact/<key>`, each superseded version at
+//! `Table::FactHistory/<key>\0<version:u32 BE>`; the current triple of (subject, predicate) at
+//! `Table::Triple/<subject>\0<predicate>`, ended ones at
+//! `Table::TripleHistory/<subject>\0<predicate>\0<valid_to:i64 BE>`.
+
+use super::space::scan_all;
+use super::Engine;
+use crate::error::{Error, Result};
+use crate::record::{Fact, Policy, Source, Triple};
+use crate::store::{Batch, KvStore, Namespace, Table};
+
+/// What a fact write did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FactWrite {
+    /// Stored as this version.
+    Written {
+        /// The new version number.
+        version: u32,
+    },
+    /// Same value from the same source: only its confidence and time were refreshed.
+    Confirmed {
+        /// The version that still holds.
+        version: u32,
+    },
+    /// Refused: a higher-priority source set the current value.
+    Refused {
+        /// The source that holds the key.
+        held_by: Source,
+    },
+}
+
+fn check_key(what: &str, key: &str) -> Result<()> {
+    if key.is_empty() || key.len() > 512 || key.contains('\0') {
+        return Err(Error::InvalidInput(format!(
+            "{what} {key:?} must be 1-512 bytes without NUL characters"
+        )));
+    }
+    Ok(())
+}
+
+fn check_confidence(c: f32) -> Result<()> {
+    if !(0.0..=1.0).contains(&c) {
+        return Err(Error::InvalidInput(format!("confidence {c} is outside 0-1")));
+    }
+    Ok(())
+}
+
+fn history_key(ns: &Namespace, key: &str, version: u32) -> Vec<u8> {
+    let mut id = key.as_bytes().to_vec();
+    id.push(0);
+    id.extend_from_slice(&version.to_be_bytes());
+    ns.key(Table::FactHistory, &id)
+}
+
+impl<S: KvStore> Engine<S> {
+    /// Sets fact `key` to `value` at `now`. The latest write wins unless the current value
+    /// came from a higher-priority source (and has not expired). `ttl_ms` makes it task memory.
+    #[allow(clippy::too_many_arguments)]
+    pub fn set_fact(
+        &mut self,
+        ns: &str,
+        key: &str,
+        value: &str,
+        source: Source,
+        confidence: f32,
+        policy: Policy,
+        ttl_ms: Option<i64>,
+        now: i64,
+    ) -> Result<FactWrite> {
+        let ns = Namespace::new(ns)?;
+        check_key("fact key", key)?;
+        check_confidence(confidence)?;
+        if ttl_ms.is_some_and(|t| t <= 0) {
+            return Err(Error::InvalidInput("ttl must be positive (milliseconds)".into()));
+        }
+        let current = self.fact_record(&ns, key)?;
+        let mut batch = Batch::new();
+        let version = match &current {
+            Some(c) if !c.expired(now) && c.source > source => {
+                return Ok(FactWrite::Refused { held_by: c.source })
+            }
+            Some(c) if c.value == value && c.source == source && !c.expired(now) => {
+                let mut same = c.clone();
+                same.confidence = 1.0 - (1.0 - c.confidence) * (1.0 - confidence);
+                same.updated_at = now;
+                batch.put(ns.key(Table::Fact, key.as_bytes()), same.encode());
+                self.store.write(&batch)?;
+                return Ok(FactWrite::Confirmed { version: c.version });
+            }
+            Some(c) => {
+                batch.put(history_key(&ns, key, c.version), c.encode());
+                c.version + 1
+            }
+            None => self.last_history_version(&ns, key)? + 1,
+        };
+        let fact = Fact {
+            key: key.to_string(),
+            value: value.to_string(),
+            source,
+            confidence,
+            policy,
+            version,
+            updated_at: now,
+            expires_at: ttl_ms.map(|t| now.saturating_add(t)),
+        };
+        batch.put(ns.key(Table::Fact, key.as_bytes()), fact.encode());
+        self.ensure_namespace(&ns, &mut batch)?;
+        self.store.write(&batch)?;
+        Ok(FactWrite::Written { version })
+    }
+
+    fn fact_record(&self, ns: &Namespace, key: &str) -> Result<Option<Fact>> {
+        self.store.get(&ns.key(Table::Fact, key.as_bytes()))?.map(|b| Fact::decode(&b)).transpose()
+    }
+
+    fn last_history_version(&self, ns: &Namespace, key: &str) -> Result<u32> {
+        Ok(self.fact_history(ns.as_str(), key)?.last().map_or(0, |f| f.version))
+    }
+
+    /// The current value of `key` at `now`: `None` when unset, expired, or below the
+    /// confidence threshold (unless `include_low_confidence`).
+    pub fn fact(
+        &self,
+        ns: &str,
+        key: &str,
+        now: i64,
+        include_low_confidence: bool,
+    ) -> Result<Option<Fact>> {
+        let ns = Namespace::new(ns)?;
+        check_key("fact key", key)?;
+        Ok(self.fact_record(&ns, key)?.filter(|f| {
+            !f.expired(now)
+                && (include_low_confidence || f.confidence >= self.config.min_fact_confidence)
+        }))
+    }
+
+    /// Every current fact of `ns` at `now` with one of `policies` (all when empty), above the
+    /// confidence threshold unless `include_low_confidence`.
+    pub fn facts(
+        &self,
+        ns: &str,
+        now: i64,
+        policies: &[Policy],
+        include_low_confidence: bool,
+    ) -> Result<Vec<Fact>> {
+        let ns = Namespace::new(ns)?;
+        let mut out = Vec::new();
+        scan_all(&self.store, &ns.table_prefix(Table::Fact), |_, v| {
+            let f = Fact::decode(v)?;
+            if !f.expired(now)
+                && (policies.is_empty() || policies.contains(&f.policy))
+                && (include_low_confidence || f.confidence >= self.config.min_fact_confidence)
+            {
+                out.push(f);
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Every version of `key`, oldest first (the current one last).
+    pub fn fact_history(&self, ns: &str, key: &str) -> Result<Vec<Fact>> {
+        let ns = Namespace::new(ns)?;
+        check_key("fact key", key)?;
+        let mut prefix = key.as_bytes().to_vec();
+        prefix.push(0);
+        let mut out = Vec::new();
+        scan_all(&self.store, &ns.key(Table::FactHistory, &prefix), |_, v| {
+            out.push(Fact::decode(v)?);
+            Ok(())
+        })?;
+        out.extend(self.fact_record(&ns, key)?);
+        Ok(out)
+    }
+
+    /// Makes the value of `version` current again, as a new version set by an explicit command.
+    pub fn rollback_fact(&mut self, ns: &str, key: &str, version: u32, now: i64) -> Result<u32> {
+        let old = self
+            .fact_history(ns, key)?
+            .into_iter()
+            .find(|f| f.version == version)
+            .ok_or_else(|| Error::NotFound(format!("version {version} of fact {key:?}")))?;
+        match self.set_fact(
+            ns,
+            key,
+            &old.value,
+            Source::Explicit,
+            old.confidence,
+            old.policy,
+            None,
+            now,
+        )? {
+            FactWrite::Written { version } | FactWrite::Confirmed { version } => Ok(version),
+            FactWrite::Refused { .. } => unreachable!("explicit is the highest source"),
+        }
+    }
+
+    /// Deletes fact `key` and its history (one batch); returns whether it existed.
+    pub fn delete_fact(&mut self, ns: &str, key: &str) -> Result<bool> {
+        let nsc = Namespace::new(ns)?;
+        let versions = self.fact_history(ns, key)?;
+        let mut batch = Batch::new();
+        batch.delete(nsc.key(Table::Fact, key.as_bytes()));
+        for f in &versions {
+            batch.delete(history_key(&nsc, key, f.version));
+        }
+        self.store.write(&batch)?;
+        Ok(!versions.is_empty())
+    }
+
+    /// Asserts (subject, predicate, object). An agreeing assertion raises confidence
+    /// (`1 − (1−a)(1−b)`); a contradicting one ends the current triple (kept in history with
+    /// its validity end) unless the current one has a higher-priority source.
+    #[allow(clippy::too_many_arguments)]
+    pub fn assert_triple(
+        &mut self,
+        ns: &str,
+        subject: &str,
+        predicate: &str,
+        object: &str,
+        confidence: f32,
+        source: Source,
+        now: i64,
+    ) -> Result<Triple> {
+        let ns = Namespace::new(ns)?;
+        for (what, v) in [("subject", subject), ("predicate", predicate), ("object", object)] {
+            check_key(what, v)?;
+        }
+        check_confidence(confidence)?;
+        let id = format!("{subject}\0{predicate}");
+        let key = ns.key(Table::Triple, id.as_bytes());
+        let current = self.store.get(&key)?.map(|b| Triple::decode(&b)).transpose()?;
+        let mut batch = Batch::new();
+        let next = match current {
+            Some(mut c) if c.object == object => {
+                c.confidence = 1.0 - (1.0 - c.confidence) * (1.0 - confidence);
+                c.source = c.source.max(source);
+                c.updated_at = now;
+                c
+            }
+            Some(c) if c.source > source => return Ok(c),
+            current => {
+                if let Some(mut old) = current {
+                    old.valid_to = Some(now);
+                    let mut hid = format!("{id}\0").into_bytes();
+                    hid.extend_from_slice(&now.to_be_bytes());
+                    batch.put(ns.key(Table::TripleHistory, &hid), old.encode());
+                }
+                Triple {
+                    subject: subject.into(),
+                    predicate: predicate.into(),
+                    object: object.into(),
+                    confidence,
+                    source,
+                    valid_from: now,
+                    valid_to: None,
+                    updated_at: now,
+                }
+            }
+        };
+        batch.put(key, next.encode());
+        self.ensure_namespace(&ns, &mut batch)?;
+        self.store.write(&batch)?;
+        Ok(next)
+    }
+
+    /// Current triples about `subject`, and (with `history`) the ended ones too.
+    pub fn triples(&self, ns: &str, subject: &str, history: bool) -> Result<Vec<Triple>> {
+        let ns = Namespace::new(ns)?;
+        check_key("subject", subject)?;
+        let prefix = format!("{subject}\0");
+        let mut out = Vec::new();
+        let mut tables = vec![Table::Triple];
+        if history {
+            tables.push(Table::TripleHistory);
+        }
+        for table in tables {
+            scan_all(&self.store, &ns.key(table, prefix.as_bytes()), |_, v| {
+                out.push(Triple::decode(v)?);
+                Ok(())
+            })?;
+        }
+        Ok(out)
+    }
+}

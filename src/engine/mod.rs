@@ -1,0 +1,273 @@
+//! The engine facade: episodes, facts and rules over one [`KvStore`], per user namespace.
+//!
+//! Every mutation is one atomic batch, written before any in-memory index changes, so a failed
+//! write leaves both the store and the indexes as they were. Time (`now`, ms) is always a
+//! parameter; the engine reads no clock and does no I/O of its own.
+//!
+//! A namespace is loaded on first use: its episodes and vectors are read with paged scans and
+//! the BM25 and vector indexes rebuilt from them (they are derived state).
+
+mod facts;
+pub mod policy;
+mod recall;
+mod rules;
+pub mod score;
+mod space;
+
+pub use facts::FactWrite;
+pub use policy::{Decision, WritePolicy};
+pub use recall::{Filter, Hit, Query, Recall};
+pub use score::{Decay, Explanation, Formula, Scoring};
+
+use std::collections::HashMap;
+
+use crate::embed::{checked_unit_vector, Embedder, Role};
+use crate::error::{Error, Result};
+use crate::index::vectors::{MaintainReport, VectorConfig};
+use crate::record::episode::encode_vector;
+use crate::record::{Episode, Status};
+use crate::store::{purge_namespace, Batch, KvStore, Namespace, Table};
+use space::Space;
+
+/// Engine settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Model id of host-supplied vectors when no embedder is attached.
+    pub vector_model: String,
+    /// Their dimension.
+    pub dim: usize,
+    /// Write-time policy.
+    pub policy: WritePolicy,
+    /// Default scoring.
+    pub scoring: Scoring,
+    /// Vector index tuning.
+    pub vectors: VectorConfig,
+    /// Facts below this confidence are held back unless asked for.
+    pub min_fact_confidence: f32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            vector_model: String::new(),
+            dim: 384,
+            policy: WritePolicy::default(),
+            scoring: Scoring::default(),
+            vectors: VectorConfig::default(),
+            min_fact_confidence: 0.5,
+        }
+    }
+}
+
+/// What [`Engine::remember`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Remembered {
+    /// Stored under this id, with the policy's importance and reason.
+    Stored {
+        /// The new episode id.
+        id: u64,
+        /// Importance assigned.
+        importance: f32,
+        /// Why.
+        reason: &'static str,
+    },
+    /// The write policy discarded it; nothing was stored.
+    Discarded {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The memory engine.
+pub struct Engine<S: KvStore> {
+    store: S,
+    config: Config,
+    embedder: Option<Box<dyn Embedder>>,
+    spaces: HashMap<String, Space>,
+}
+
+impl<S: KvStore> Engine<S> {
+    /// An engine over `store`. Attach an embedder with [`Engine::with_embedder`], or pass
+    /// vectors yourself (model id and dimension from `config`).
+    pub fn new(store: S, config: Config) -> Self {
+        Self { store, config, embedder: None, spaces: HashMap::new() }
+    }
+
+    /// Uses `embedder` for texts stored and searched without a vector.
+    pub fn with_embedder(mut self, embedder: Box<dyn Embedder>) -> Self {
+        self.config.vector_model = embedder.model_id().to_string();
+        self.config.dim = embedder.dim();
+        self.embedder = Some(embedder);
+        self
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The store (for hosts that flush or inspect it).
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// Gives the store back.
+    pub fn into_store(self) -> S {
+        self.store
+    }
+
+    fn space(&mut self, ns: &Namespace) -> Result<&mut Space> {
+        if !self.spaces.contains_key(ns.as_str()) {
+            let space = Space::load(&self.store, ns, &self.config)?;
+            self.spaces.insert(ns.as_str().to_string(), space);
+        }
+        Ok(self.spaces.get_mut(ns.as_str()).expect("inserted above"))
+    }
+
+    /// Loads a namespace's indexes now (otherwise done on first use); returns its episode count.
+    pub fn load(&mut self, ns: &str) -> Result<usize> {
+        let ns = Namespace::new(ns)?;
+        Ok(self.space(&ns)?.episodes.len())
+    }
+
+    fn vector_for(&mut self, text: &str, given: Option<&[f32]>, role: Role) -> Result<Vec<f32>> {
+        match (given, self.embedder.as_mut()) {
+            (Some(v), _) => checked_unit_vector(v, self.config.dim),
+            (None, Some(e)) => Ok(e.embed(&[text], role)?.remove(0).vector),
+            (None, None) => Err(Error::InvalidInput(
+                "no vector given and no embedder attached: pass the text's vector or load a model"
+                    .into(),
+            )),
+        }
+    }
+
+    /// Stores `episode` in namespace `ns` (its `id` is assigned here). `vector` is the text's
+    /// embedding when the host supplies it; otherwise the attached embedder makes it. One
+    /// atomic batch holds the episode, its vector and the namespace counter.
+    pub fn remember(
+        &mut self,
+        ns: &str,
+        mut episode: Episode,
+        vector: Option<&[f32]>,
+    ) -> Result<Remembered> {
+        let ns = Namespace::new(ns)?;
+        if episode.text.trim().is_empty() {
+            return Err(Error::InvalidInput("episode text is empty: nothing to remember".into()));
+        }
+        let (importance, reason) = match self.config.policy.decide(&episode) {
+            Decision::Discard { reason } => return Ok(Remembered::Discarded { reason }),
+            Decision::Keep { importance, reason } => (importance, reason),
+        };
+        let v = self.vector_for(&episode.text, vector, Role::Passage)?;
+        let model = self.config.vector_model.clone();
+        let space = self.space(&ns)?;
+        space.check_model(&model)?;
+        episode.id = space.next_id;
+        episode.importance = importance;
+        episode.last_accessed_at = episode.last_accessed_at.max(episode.created_at);
+        let id_key = episode.id.to_be_bytes();
+        let mut batch = Batch::new();
+        batch.put(ns.key(Table::Episode, &id_key), episode.encode());
+        batch.put(ns.key(Table::Vector, &id_key), encode_vector(&model, &v));
+        batch.put(ns.key(Table::Meta, b"space"), space::encode_meta(space.next_id + 1, &model));
+        self.store.write(&batch)?;
+        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        space.model = model;
+        space.exists = true;
+        space.next_id += 1;
+        let id = episode.id;
+        space.index(episode, &v);
+        if space.vectors.needs_maintenance() {
+            space.vectors.maintain(false);
+        }
+        Ok(Remembered::Stored { id, importance, reason })
+    }
+
+    /// Changes an episode's status (rejected and superseded episodes leave the indexes; they
+    /// are kept in the log).
+    pub fn set_status(&mut self, ns: &str, id: u64, status: Status) -> Result<()> {
+        let ns = Namespace::new(ns)?;
+        let space = self.space(&ns)?;
+        let mut e =
+            space.episodes.get(&id).cloned().ok_or_else(|| {
+                Error::NotFound(format!("episode {id} in namespace {}", ns.as_str()))
+            })?;
+        e.status = status;
+        let mut batch = Batch::new();
+        batch.put(ns.key(Table::Episode, &id.to_be_bytes()), e.encode());
+        self.store.write(&batch)?;
+        let vector = if e.is_live() { space::read_vector(&self.store, &ns, id)? } else { None };
+        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        space.unindex(id);
+        match vector {
+            Some(v) => space.index(e, &v),
+            None => {
+                space.episodes.insert(id, e);
+            }
+        }
+        Ok(())
+    }
+
+    /// One episode by id.
+    pub fn episode(&mut self, ns: &str, id: u64) -> Result<Episode> {
+        let ns = Namespace::new(ns)?;
+        let space = self.space(&ns)?;
+        space
+            .episodes
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| Error::NotFound(format!("episode {id} in namespace {}", ns.as_str())))
+    }
+
+    /// Episodes of `ns` in time order (oldest first), `limit` at most, created before `before`.
+    pub fn timeline(&mut self, ns: &str, before: i64, limit: usize) -> Result<Vec<Episode>> {
+        let ns = Namespace::new(ns)?;
+        let space = self.space(&ns)?;
+        let mut out: Vec<Episode> = space
+            .by_time
+            .range(..(before, 0))
+            .rev()
+            .take(limit)
+            .map(|(_, id)| space.episodes[id].clone())
+            .collect();
+        out.reverse();
+        Ok(out)
+    }
+
+    /// Runs the index's background step for every loaded namespace: seals full deltas into
+    /// HNSW segments and merges segments (`force` seals any non-empty delta).
+    pub fn maintain(&mut self, force: bool) -> MaintainReport {
+        let mut total = MaintainReport::default();
+        for space in self.spaces.values_mut() {
+            let r = space.vectors.maintain(force);
+            total.sealed += r.sealed;
+            total.merges += r.merges;
+            total.segments += r.segments;
+        }
+        total
+    }
+
+    /// Deletes everything of namespace `ns` (episodes, vectors, facts, rules, triples) in one
+    /// atomic batch; returns how many records went.
+    pub fn forget_namespace(&mut self, ns: &str) -> Result<usize> {
+        let ns = Namespace::new(ns)?;
+        let n = purge_namespace(&mut self.store, &ns)?;
+        self.spaces.remove(ns.as_str());
+        Ok(n)
+    }
+
+    /// Adds the namespace's meta record to `batch` when the namespace has none yet.
+    fn ensure_namespace(&mut self, ns: &Namespace, batch: &mut Batch) -> Result<()> {
+        if self.store.get(&ns.key(Table::Meta, b"space"))?.is_none() {
+            batch.put(ns.key(Table::Meta, b"space"), space::encode_meta(1, ""));
+            // Reloaded on next use, after the batch is stored.
+            self.spaces.remove(ns.as_str());
+        }
+        Ok(())
+    }
+
+    /// Approximate bytes held by the loaded namespaces' indexes and episode metadata.
+    pub fn memory(&self) -> usize {
+        self.spaces.values().map(Space::memory).sum()
+    }
+}

@@ -1,0 +1,301 @@
+//! Recall: candidates (BM25 ∪ vectors ∪ the recent window, under filters) → rescoring → top k.
+
+use std::collections::HashMap;
+
+use super::score::{Explanation, Scoring, Signals};
+use super::space::Space;
+use super::Engine;
+use crate::embed::Role;
+use crate::error::{Error, Result};
+use crate::record::{Episode, Status};
+use crate::store::{Batch, KvStore, Namespace, Table};
+use crate::time::{parse_query_time, TimeExpr, TimeRef, Window, DAY};
+
+/// Which episodes a recall may return. Empty fields do not filter.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filter {
+    /// Only this agent's episodes.
+    pub agent: Option<String>,
+    /// Only episodes naming this entity (case-insensitive).
+    pub entity: Option<String>,
+    /// Only episodes created inside this window.
+    pub window: Option<Window>,
+    /// Only episodes carrying every one of these tags.
+    pub tags: Vec<String>,
+    /// Only these statuses (default: raw and active — the live ones; others are not indexed).
+    pub statuses: Vec<Status>,
+    /// Only these compaction tiers.
+    pub tiers: Vec<u8>,
+    /// Only these event types.
+    pub kinds: Vec<String>,
+    /// Situation: tool.
+    pub tool: Option<String>,
+    /// Situation: entity type.
+    pub entity_type: Option<String>,
+    /// Situation: error class.
+    pub error_class: Option<String>,
+    /// Situation: workflow stage.
+    pub stage: Option<String>,
+}
+
+impl Filter {
+    /// True when no field filters.
+    pub fn is_empty(&self) -> bool {
+        *self == Filter::default()
+    }
+
+    /// True when `e` passes.
+    pub fn matches(&self, e: &Episode) -> bool {
+        let eq = |want: &Option<String>, have: &str| {
+            want.as_ref().is_none_or(|w| w.eq_ignore_ascii_case(have))
+        };
+        eq(&self.agent, &e.agent)
+            && self
+                .entity
+                .as_ref()
+                .is_none_or(|w| e.entities.iter().any(|x| x.eq_ignore_ascii_case(w)))
+            && self.window.is_none_or(|w| w.contains(e.created_at))
+            && self.tags.iter().all(|t| e.tags.contains(t))
+            && (self.statuses.is_empty() || self.statuses.contains(&e.status))
+            && (self.tiers.is_empty() || self.tiers.contains(&e.tier))
+            && (self.kinds.is_empty() || self.kinds.iter().any(|k| k.eq_ignore_ascii_case(&e.kind)))
+            && eq(&self.tool, &e.situation.tool)
+            && eq(&self.entity_type, &e.situation.entity_type)
+            && eq(&self.error_class, &e.situation.error_class)
+            && eq(&self.stage, &e.situation.stage)
+    }
+}
+
+/// A recall request.
+#[derive(Debug, Clone)]
+pub struct Query {
+    /// What is asked.
+    pub text: String,
+    /// How many hits at most.
+    pub k: usize,
+    /// Filters.
+    pub filter: Filter,
+    /// The query's vector, when the host embeds; otherwise the engine's embedder makes it.
+    pub vector: Option<Vec<f32>>,
+    /// Read time expressions in the text ("last week") as a window.
+    pub time_expressions: bool,
+    /// Update last access and count of the hits returned (one batch).
+    pub touch: bool,
+    /// Scoring for this query (the engine's default when `None`).
+    pub scoring: Option<Scoring>,
+}
+
+impl Query {
+    /// A query for the `k` best hits with default settings.
+    pub fn new(text: impl Into<String>, k: usize) -> Self {
+        Self {
+            text: text.into(),
+            k,
+            filter: Filter::default(),
+            vector: None,
+            time_expressions: true,
+            touch: true,
+            scoring: None,
+        }
+    }
+}
+
+/// One recalled episode.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    /// The episode (as it was before this recall touched it).
+    pub episode: Episode,
+    /// How its score came about.
+    pub explanation: Explanation,
+}
+
+/// The answer to a recall.
+#[derive(Debug, Clone)]
+pub struct Recall {
+    /// Hits, best first.
+    pub hits: Vec<Hit>,
+    /// The time expression found in the query, if any.
+    pub time: Option<TimeExpr>,
+    /// The window applied as a filter (from the filter or the query text).
+    pub window: Option<Window>,
+    /// True when the query's window held no candidate and was dropped.
+    pub window_dropped: bool,
+}
+
+/// Candidates each retriever proposes per hit asked for.
+const FANOUT: usize = 4;
+const MIN_CANDIDATES: usize = 64;
+/// Most recent episodes always considered.
+const RECENT: usize = 32;
+/// Filtered sets at most this large are scored exactly instead of through the graph.
+const EXACT_FILTERED: usize = 4096;
+
+impl<S: KvStore> Engine<S> {
+    /// Recalls the episodes of `ns` that best answer `query` at time `now` (ms). Episodes
+    /// created after `now` are never returned.
+    pub fn recall(&mut self, ns: &str, query: &Query, now: i64) -> Result<Recall> {
+        let ns = Namespace::new(ns)?;
+        if query.text.trim().is_empty() && query.vector.is_none() {
+            return Err(Error::InvalidInput("query text is empty: say what to recall".into()));
+        }
+        if !self.space(&ns)?.exists {
+            return Err(Error::UnknownNamespace(ns.as_str().to_string()));
+        }
+        let time = if query.time_expressions { parse_query_time(&query.text, now) } else { None };
+        let text = match &time {
+            Some(t) if !t.rest.trim().is_empty() => t.rest.clone(),
+            _ => query.text.clone(),
+        };
+        let qv = self.vector_for(&text, query.vector.as_deref(), Role::Query)?;
+        let model = self.config.vector_model.clone();
+        let scoring = query.scoring.clone().unwrap_or_else(|| self.config.scoring.clone());
+        let space = self.space(&ns)?;
+        space.check_model(&model)?;
+        let mut filter = query.filter.clone();
+        let mut window = filter.window;
+        if let Some(t) = &time {
+            let w = match &t.reference {
+                TimeRef::Window(w) => Some(*w),
+                TimeRef::Anchor { event, before } => anchor_window(space, event, *before, now),
+            };
+            window = intersect(window, w);
+        }
+        let bound = Window { from: i64::MIN, to: now.saturating_add(1) };
+        filter.window = intersect(window, Some(bound));
+        let mut cands = candidates(space, &text, &qv, &filter, query.k);
+        let mut window_dropped = false;
+        if cands.is_empty() && window != query.filter.window {
+            filter.window = intersect(query.filter.window, Some(bound));
+            cands = candidates(space, &text, &qv, &filter, query.k);
+            window_dropped = true;
+        }
+        let hits = rescore(space, &scoring, &text, &qv, cands, now, query.k);
+        if query.touch && !hits.is_empty() {
+            let mut batch = Batch::new();
+            let mut touched = Vec::new();
+            for h in &hits {
+                let mut e = h.episode.clone();
+                e.last_accessed_at = e.last_accessed_at.max(now);
+                e.access_count = e.access_count.saturating_add(1);
+                batch.put(ns.key(Table::Episode, &e.id.to_be_bytes()), e.encode());
+                touched.push(e);
+            }
+            self.store.write(&batch)?;
+            let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+            for e in touched {
+                space.episodes.insert(e.id, e);
+            }
+        }
+        Ok(Recall { hits, time, window: filter.window.filter(|w| *w != bound), window_dropped })
+    }
+}
+
+fn intersect(a: Option<Window>, b: Option<Window>) -> Option<Window> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(Window { from: a.from.max(b.from), to: a.to.min(b.to) }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// "before the migration": the window ends (or starts) at the best lexical match of the event.
+fn anchor_window(space: &Space, event: &str, before: bool, now: i64) -> Option<Window> {
+    let hit = space
+        .bm25
+        .search(event, 1, |id| space.episodes.get(&id).is_some_and(|e| e.created_at <= now));
+    let at = space.episodes.get(&hit.first()?.id)?.created_at;
+    Some(if before {
+        Window { from: i64::MIN, to: at }
+    } else {
+        Window { from: at + 1, to: now.saturating_add(1) }
+    })
+}
+
+fn candidates(
+    space: &Space,
+    text: &str,
+    qv: &[f32],
+    filter: &Filter,
+    k: usize,
+) -> HashMap<u64, Vec<&'static str>> {
+    let n = (k * FANOUT).max(MIN_CANDIDATES);
+    let keep = |id: u64| space.episodes.get(&id).is_some_and(|e| e.is_live() && filter.matches(e));
+    let mut out: HashMap<u64, Vec<&'static str>> = HashMap::new();
+    for h in space.bm25.search(text, n, keep) {
+        out.entry(h.id).or_default().push("bm25");
+    }
+    // A narrow window is scored exactly over its own episodes; otherwise through the index.
+    let w = filter.window.unwrap_or(Window { from: i64::MIN, to: i64::MAX });
+    let in_window = space.by_time.range((w.from, 0)..(w.to, 0)).take(EXACT_FILTERED + 1).count();
+    let vector_hits = if in_window <= EXACT_FILTERED {
+        let mut hits: Vec<(u64, f32)> = space
+            .by_time
+            .range((w.from, 0)..(w.to, 0))
+            .filter(|(_, id)| keep(*id))
+            .filter_map(|(_, id)| Some((*id, space.vectors.score(*id, qv)?)))
+            .collect();
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        hits.truncate(n);
+        hits
+    } else {
+        space.vectors.search(qv, n, keep)
+    };
+    for (id, _) in vector_hits {
+        out.entry(id).or_default().push("vector");
+    }
+    let recent = space.by_time.range(..(w.to, 0)).rev().filter(|(_, id)| keep(*id)).take(RECENT);
+    for (_, id) in recent {
+        out.entry(*id).or_default().push("recent");
+    }
+    out
+}
+
+fn rescore(
+    space: &Space,
+    scoring: &Scoring,
+    text: &str,
+    qv: &[f32],
+    cands: HashMap<u64, Vec<&'static str>>,
+    now: i64,
+    k: usize,
+) -> Vec<Hit> {
+    let mut rows: Vec<(u64, Vec<&'static str>, Signals, Vec<(String, f32)>)> = cands
+        .into_iter()
+        .filter_map(|(id, sources)| {
+            let e = space.episodes.get(&id)?;
+            let lex = space.bm25.explain(text, id);
+            let (bm25, terms) = lex.map_or((0.0, Vec::new()), |h| {
+                (h.score, h.terms.into_iter().map(|t| (t.term, t.score)).collect())
+            });
+            let signals = Signals {
+                bm25,
+                cosine: space.vectors.score(id, qv).unwrap_or(0.0),
+                age_days: (now - e.last_accessed_at).max(0) as f32 / DAY as f32,
+                tier: e.tier,
+                importance: e.importance,
+                access_count: e.access_count,
+            };
+            Some((id, sources, signals, terms))
+        })
+        .collect();
+    rows.sort_by_key(|r| r.0);
+    let signals: Vec<Signals> = rows.iter().map(|r| r.2.clone()).collect();
+    let mut hits: Vec<Hit> = scoring
+        .explain(&signals)
+        .into_iter()
+        .zip(rows)
+        .map(|(mut explanation, (id, sources, _, terms))| {
+            explanation.sources = sources;
+            explanation.terms = terms;
+            Hit { episode: space.episodes[&id].clone(), explanation }
+        })
+        .collect();
+    hits.sort_by(|a, b| {
+        b.explanation
+            .final_score
+            .total_cmp(&a.explanation.final_score)
+            .then(b.episode.created_at.cmp(&a.episode.created_at))
+            .then(a.episode.id.cmp(&b.episode.id))
+    });
+    hits.truncate(k);
+    hits
+}

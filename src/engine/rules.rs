@@ -1,0 +1,73 @@
+//! Procedural rules: stored whole, injected whole. Keys: `Table::Rule/<id:u64 BE>`; the next id
+//! is the highest stored one plus one.
+
+use super::space::scan_all;
+use super::Engine;
+use crate::error::{Error, Result};
+use crate::record::{Rule, RuleStatus};
+use crate::store::{Batch, KvStore, Namespace, Table};
+
+impl<S: KvStore> Engine<S> {
+    /// Adds a rule; returns its id.
+    pub fn add_rule(
+        &mut self,
+        ns: &str,
+        text: &str,
+        observation: &str,
+        status: RuleStatus,
+        now: i64,
+    ) -> Result<u64> {
+        let nsc = Namespace::new(ns)?;
+        if text.trim().is_empty() {
+            return Err(Error::InvalidInput("rule text is empty".into()));
+        }
+        let id = self.rules(ns, &[])?.iter().map(|r| r.id).max().unwrap_or(0) + 1;
+        let rule = Rule {
+            id,
+            text: text.trim().to_string(),
+            observation: observation.to_string(),
+            status,
+            created_at: now,
+            updated_at: now,
+        };
+        let mut batch = Batch::new();
+        batch.put(nsc.key(Table::Rule, &id.to_be_bytes()), rule.encode());
+        self.ensure_namespace(&nsc, &mut batch)?;
+        self.store.write(&batch)?;
+        Ok(id)
+    }
+
+    /// Changes a rule's status (promote a candidate, demote an active rule).
+    pub fn set_rule_status(
+        &mut self,
+        ns: &str,
+        id: u64,
+        status: RuleStatus,
+        now: i64,
+    ) -> Result<()> {
+        let nsc = Namespace::new(ns)?;
+        let key = nsc.key(Table::Rule, &id.to_be_bytes());
+        let bytes = self.store.get(&key)?.ok_or_else(|| Error::NotFound(format!("rule {id}")))?;
+        let mut rule = Rule::decode(&bytes)?;
+        rule.status = status;
+        rule.updated_at = now;
+        let mut batch = Batch::new();
+        batch.put(key, rule.encode());
+        self.store.write(&batch)
+    }
+
+    /// Rules with one of `statuses` (all when empty), by id. `&[RuleStatus::Active]` is what a
+    /// context gets, whole.
+    pub fn rules(&self, ns: &str, statuses: &[RuleStatus]) -> Result<Vec<Rule>> {
+        let nsc = Namespace::new(ns)?;
+        let mut out = Vec::new();
+        scan_all(&self.store, &nsc.table_prefix(Table::Rule), |_, v| {
+            let r = Rule::decode(v)?;
+            if statuses.is_empty() || statuses.contains(&r.status) {
+                out.push(r);
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,226 @@
+//! Scoring: how similarity, recency and importance combine, with an explanation per hit.
+//!
+//! The default, [`Formula::Balanced`], answers the issue's measured warning: the seed formula
+//! `cosine × exp(−λ·days)` lets a 100-day-old exact match (factor 0.018) lose to anything fresh.
+//! Balanced instead
+//!
+//! 1. calibrates the cosine against the model's floor of unrelated text
+//!    (`sim = (cos − floor)/(1 − floor)`, E5 floor 0.70), and BM25 against the best BM25 score
+//!    among the candidates (`lex = bm25 / max bm25`);
+//! 2. fuses them by weight (`fused = (1 − w)·sim + w·lex`, `w` = 0.3 when any candidate matched
+//!    lexically) — scores, not ranks: reciprocal-rank fusion lost to the better single retriever
+//!    on both sets the issue cites;
+//! 3. normalises by the best fused score (`rel = fused / max fused`) so decay acts on relevance
+//!    relative to this query;
+//! 4. floors the decay: `recency = floor + (1 − floor)·exp(−λ·days)` with floor 0.75, so
+//!    recency reorders candidates of similar relevance (Node 22 over Node 18) but cannot bury an
+//!    exactly relevant old memory (the March invoice) under a weaker fresh one.
+//!
+//! `final = rel × recency × importance`, where importance is the tier's weight times the
+//! episode's write-time importance.
+
+/// How a hit's final score is computed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Formula {
+    /// Calibrated score fusion × floored decay × importance (the default; see module docs).
+    Balanced,
+    /// Seed 000: `fused × exp(−λ·days) × importance`, no floor.
+    Seed,
+    /// Seed 001: `0.55·sim + 0.25·recency + 0.20·log-frequency`.
+    Weighted,
+}
+
+/// The shape of the decay curve (seed 004's alternatives).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Decay {
+    /// `exp(−λ·days)`.
+    Exponential,
+    /// `max(0, 1 − λ·days/2)` (reaches 0 where the exponential is ~0.14).
+    Linear,
+    /// `exp(−(λ·days)²/2)`.
+    Gaussian,
+}
+
+/// Scoring parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scoring {
+    /// The formula.
+    pub formula: Formula,
+    /// The decay curve.
+    pub decay: Decay,
+    /// λ per compaction tier (0 raw, 1 weekly, 2 monthly), per day.
+    pub lambda: [f32; 3],
+    /// Importance per tier.
+    pub tier_importance: [f32; 3],
+    /// Cosine of unrelated texts for the model in use (E5: ~0.70).
+    pub cosine_floor: f32,
+    /// Weight of BM25 in the fused similarity when any candidate matched lexically.
+    pub lexical_weight: f32,
+    /// Lowest recency factor under [`Formula::Balanced`].
+    pub recency_floor: f32,
+}
+
+/// λ of procedural rules (they do not decay).
+pub const LAMBDA_PROCEDURAL: f32 = 0.0;
+/// λ of observations.
+pub const LAMBDA_OBSERVATION: f32 = 0.02;
+
+impl Default for Scoring {
+    fn default() -> Self {
+        Self {
+            formula: Formula::Balanced,
+            decay: Decay::Exponential,
+            lambda: [0.04, 0.015, 0.005],
+            tier_importance: [1.0, 1.2, 1.1],
+            cosine_floor: 0.70,
+            lexical_weight: 0.3,
+            recency_floor: 0.75,
+        }
+    }
+}
+
+/// Why a hit scored what it did. Every factor that went into `final_score` is here.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Explanation {
+    /// BM25 score (0 when no query term matched).
+    pub bm25: f32,
+    /// Cosine of the query and episode vectors.
+    pub cosine: f32,
+    /// Calibrated cosine.
+    pub sim: f32,
+    /// BM25 relative to the best candidate's.
+    pub lex: f32,
+    /// The fused similarity.
+    pub fused: f32,
+    /// Fused similarity relative to the best candidate's.
+    pub relevance: f32,
+    /// Days since last access at query time.
+    pub age_days: f32,
+    /// The decay factor after any floor.
+    pub recency: f32,
+    /// Tier weight × write-time importance.
+    pub importance: f32,
+    /// The final score.
+    pub final_score: f32,
+    /// Which retrievers proposed it: `bm25`, `vector`, `recent`.
+    pub sources: Vec<&'static str>,
+    /// Query terms that matched, with their BM25 parts.
+    pub terms: Vec<(String, f32)>,
+}
+
+/// The raw signals of one candidate.
+#[derive(Debug, Clone)]
+pub struct Signals {
+    /// BM25 score.
+    pub bm25: f32,
+    /// Cosine.
+    pub cosine: f32,
+    /// Days since last access.
+    pub age_days: f32,
+    /// Compaction tier.
+    pub tier: u8,
+    /// Write-time importance.
+    pub importance: f32,
+    /// Recalls so far.
+    pub access_count: u32,
+}
+
+impl Scoring {
+    /// The decay factor for `days` at tier `tier` (before any floor).
+    pub fn decay_factor(&self, days: f32, tier: u8) -> f32 {
+        let x = self.lambda[usize::from(tier.min(2))] * days.max(0.0);
+        match self.decay {
+            Decay::Exponential => (-x).exp(),
+            Decay::Linear => (1.0 - x / 2.0).max(0.0),
+            Decay::Gaussian => (-(x * x) / 2.0).exp(),
+        }
+    }
+
+    /// Scores every candidate; `signals` are all candidates of one query (normalisation is
+    /// relative to them).
+    pub fn explain(&self, signals: &[Signals]) -> Vec<Explanation> {
+        let max_bm25 = signals.iter().map(|s| s.bm25).fold(0f32, f32::max);
+        let w = if max_bm25 > 0.0 { self.lexical_weight } else { 0.0 };
+        let floor = self.cosine_floor;
+        let pre: Vec<(f32, f32, f32)> = signals
+            .iter()
+            .map(|s| {
+                let sim = ((s.cosine - floor) / (1.0 - floor)).clamp(0.0, 1.0);
+                let lex = if max_bm25 > 0.0 { s.bm25 / max_bm25 } else { 0.0 };
+                (sim, lex, (1.0 - w) * sim + w * lex)
+            })
+            .collect();
+        let max_fused = pre.iter().map(|p| p.2).fold(0f32, f32::max);
+        signals
+            .iter()
+            .zip(pre)
+            .map(|(s, (sim, lex, fused))| {
+                let relevance = if max_fused > 0.0 { fused / max_fused } else { 0.0 };
+                let decay = self.decay_factor(s.age_days, s.tier);
+                let importance = self.tier_importance[usize::from(s.tier.min(2))] * s.importance;
+                let (recency, final_score) = match self.formula {
+                    Formula::Balanced => {
+                        let r = self.recency_floor + (1.0 - self.recency_floor) * decay;
+                        (r, relevance * r * importance)
+                    }
+                    Formula::Seed => (decay, fused * decay * importance),
+                    Formula::Weighted => {
+                        let freq = (1.0 + s.access_count as f32).ln() / (1.0 + 100f32).ln();
+                        (decay, 0.55 * fused + 0.25 * decay + 0.20 * freq.min(1.0))
+                    }
+                };
+                Explanation {
+                    bm25: s.bm25,
+                    cosine: s.cosine,
+                    sim,
+                    lex,
+                    fused,
+                    relevance,
+                    age_days: s.age_days,
+                    recency,
+                    importance,
+                    final_score,
+                    sources: Vec::new(),
+                    terms: Vec::new(),
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sig(bm25: f32, cosine: f32, age_days: f32) -> Signals {
+        Signals { bm25, cosine, age_days, tier: 0, importance: 1.0, access_count: 0 }
+    }
+
+    #[test]
+    fn balanced_lets_recency_reorder_close_candidates_but_not_bury_exact_old_ones() {
+        let s = Scoring::default();
+        // Two equally relevant memories, 200 days apart: the fresh one wins.
+        let e = s.explain(&[sig(2.0, 0.86, 200.0), sig(2.0, 0.86, 1.0)]);
+        assert!(e[1].final_score > e[0].final_score);
+        // An exact old match (BM25 on an invoice number) against a weaker fresh one.
+        let e = s.explain(&[sig(9.0, 0.88, 250.0), sig(0.0, 0.80, 0.0)]);
+        assert!(e[0].final_score > e[1].final_score, "{e:?}");
+        // The seed formula buries it: the warning the default exists for.
+        let seed = Scoring { formula: Formula::Seed, ..Scoring::default() };
+        let e = seed.explain(&[sig(9.0, 0.88, 250.0), sig(0.0, 0.80, 0.0)]);
+        assert!(e[0].final_score < e[1].final_score);
+    }
+
+    #[test]
+    fn decay_curves_and_tiers() {
+        let mut s = Scoring::default();
+        assert!((s.decay_factor(10.0, 0) - (-0.4f32).exp()).abs() < 1e-6);
+        assert!(s.decay_factor(100.0, 2) > s.decay_factor(100.0, 1));
+        s.decay = Decay::Linear;
+        assert_eq!(s.decay_factor(100.0, 0), 0.0);
+        s.decay = Decay::Gaussian;
+        assert!(s.decay_factor(10.0, 0) > (-0.4f32).exp());
+        let e = Scoring::default().explain(&[sig(0.0, 0.9, 0.0)]);
+        assert_eq!(e[0].final_score, e[0].relevance * e[0].recency * e[0].importance);
+    }
+}
