@@ -1,0 +1,132 @@
+//! `mnemo bench`: ingest JSONL items as episodes, answer JSONL queries, write ranked ids.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::time::Instant;
+
+use mnemo::engine::WritePolicy;
+use mnemo::record::Episode;
+use mnemo::store::MemoryStore;
+use mnemo::time::parse_iso8601;
+use mnemo::{Config, Embedder, Engine, Query, Remembered, Role};
+
+use crate::Opts;
+
+struct Line {
+    id: String,
+    ns: String,
+    ts: i64,
+    text: String,
+}
+
+fn read_jsonl(path: &Path, id_field: &str) -> Result<Vec<Line>, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = Vec::new();
+    for (n, line) in BufReader::new(file).lines().enumerate() {
+        let at = || format!("{} line {}", path.display(), n + 1);
+        let line = line.map_err(|e| format!("{}: {e}", at()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: serde_json::Value =
+            serde_json::from_str(&line).map_err(|e| format!("{}: not JSON: {e}", at()))?;
+        let field = |name: &str| -> Result<String, String> {
+            match v.get(name) {
+                Some(serde_json::Value::String(s)) => Ok(s.clone()),
+                Some(serde_json::Value::Number(x)) if name == id_field => Ok(x.to_string()),
+                Some(_) => Err(format!("{}: field {name:?} must be a string", at())),
+                None => Err(format!("{}: field {name:?} is missing", at())),
+            }
+        };
+        let text = field("text")?;
+        if text.trim().is_empty() {
+            return Err(format!("{}: field \"text\" is empty", at()));
+        }
+        let ts = parse_iso8601(&field("ts")?).map_err(|e| format!("{}: {e}", at()))?;
+        out.push(Line { id: field(id_field)?, ns: field("ns")?, ts, text });
+    }
+    Ok(out)
+}
+
+fn embed_all(
+    e: &mut dyn Embedder,
+    lines: &[Line],
+    role: Role,
+    what: &str,
+) -> Result<Vec<Vec<f32>>, String> {
+    let mut out = Vec::with_capacity(lines.len());
+    let t = Instant::now();
+    for chunk in lines.chunks(16) {
+        let texts: Vec<&str> = chunk.iter().map(|l| l.text.as_str()).collect();
+        out.extend(e.embed(&texts, role).map_err(|e| e.to_string())?.into_iter().map(|x| x.vector));
+        if out.len() % 1024 < 16 {
+            eprintln!(
+                "  embedded {}/{} {what} ({:.0}s)",
+                out.len(),
+                lines.len(),
+                t.elapsed().as_secs_f64()
+            );
+        }
+    }
+    Ok(out)
+}
+
+pub fn run(opts: &Opts) -> Result<(), String> {
+    let need = |name: &str| opts.get(name).ok_or_else(|| format!("bench needs --{name} FILE"));
+    let items = read_jsonl(Path::new(need("items")?), "id")?;
+    let queries = read_jsonl(Path::new(need("queries")?), "qid")?;
+    let out_path = need("out")?;
+    let k: usize =
+        opts.get("k").map_or(Ok(100), |s| s.parse()).map_err(|_| "--k takes a number")?;
+    eprintln!("mnemo bench: {} items, {} queries, k={k}", items.len(), queries.len());
+    let mut embedder = crate::load(&opts.model)?;
+    let item_vecs = embed_all(&mut embedder, &items, Role::Passage, "items")?;
+    let query_vecs = embed_all(&mut embedder, &queries, Role::Query, "queries")?;
+    let config = Config {
+        vector_model: embedder.model_id().to_string(),
+        dim: embedder.dim(),
+        // Every item is ingested: the benchmark scores retrieval, not the write policy.
+        policy: WritePolicy { min_chars: 1, discard_kinds: Vec::new(), ..WritePolicy::default() },
+        ..Config::default()
+    };
+    let mut engine = Engine::new(MemoryStore::new(), config);
+    let mut ids: HashMap<(String, u64), String> = HashMap::new();
+    let t = Instant::now();
+    for (item, v) in items.iter().zip(&item_vecs) {
+        let mut e = Episode::new(item.text.clone(), item.ts);
+        e.ref_id = item.id.clone();
+        match engine.remember(&item.ns, e, Some(v)).map_err(|e| format!("item {}: {e}", item.id))? {
+            Remembered::Stored { id, .. } => ids.insert((item.ns.clone(), id), item.id.clone()),
+            Remembered::Discarded { reason } => {
+                return Err(format!("item {} discarded: {reason}", item.id))
+            }
+        };
+    }
+    engine.maintain(true);
+    eprintln!("  ingested in {:.2}s (embedding excluded)", t.elapsed().as_secs_f64());
+    let mut out = std::fs::File::create(out_path).map_err(|e| format!("{out_path}: {e}"))?;
+    let t = Instant::now();
+    for (q, v) in queries.iter().zip(&query_vecs) {
+        let mut query = Query::new(q.text.clone(), k);
+        query.vector = Some(v.clone());
+        query.touch = false;
+        let ranked: Vec<&str> = match engine.recall(&q.ns, &query, q.ts) {
+            Ok(r) => r
+                .hits
+                .iter()
+                .filter_map(|h| ids.get(&(q.ns.clone(), h.episode.id)).map(String::as_str))
+                .collect(),
+            Err(e) if e.code() == "UNKNOWN_NAMESPACE" => Vec::new(),
+            Err(e) => return Err(format!("query {}: {e}", q.id)),
+        };
+        let line = serde_json::json!({ "qid": q.id, "ranked": ranked });
+        writeln!(out, "{line}").map_err(|e| format!("{out_path}: {e}"))?;
+    }
+    eprintln!(
+        "  answered {} queries in {:.2}s (query embedding excluded)",
+        queries.len(),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
