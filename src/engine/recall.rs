@@ -289,6 +289,9 @@ fn rescore(
             Hit { episode: space.episodes[&id].clone(), explanation }
         })
         .collect();
+    if scoring.shadow_cosine < 1.0 && scoring.formula != super::score::Formula::Seed {
+        shadow(space, scoring, &mut hits, k);
+    }
     hits.sort_by(|a, b| {
         b.explanation
             .final_score
@@ -298,4 +301,38 @@ fn rescore(
     });
     hits.truncate(k);
     hits
+}
+
+/// Query-time supersession: among the best candidates, one that a newer, at least as
+/// important and similarly relevant candidate repeats (episode cosine ≥ `shadow_cosine`) is
+/// likely stale (Node 18 after the move to Node 22) and is penalised. Only the top `4k`
+/// (at least 32) by score are compared, so the pairwise cost stays bounded.
+fn shadow(space: &Space, scoring: &Scoring, hits: &mut [Hit], k: usize) {
+    let by_score =
+        |a: &Hit, b: &Hit| b.explanation.final_score.total_cmp(&a.explanation.final_score);
+    hits.sort_by(by_score);
+    let m = hits.len().min((4 * k).max(32));
+    let mut penalised = Vec::new();
+    for i in 0..m {
+        let a = &hits[i];
+        let newer = (0..m).find(|&j| {
+            let b = &hits[j];
+            j != i
+                && b.episode.created_at > a.episode.created_at
+                && b.episode.importance >= a.episode.importance
+                && b.explanation.relevance >= 0.8 * a.explanation.relevance
+                && space
+                    .vectors
+                    .pair(a.episode.id, b.episode.id)
+                    .is_some_and(|c| c >= scoring.shadow_cosine)
+        });
+        if let Some(j) = newer {
+            penalised.push((i, hits[j].episode.id));
+        }
+    }
+    for (i, by) in penalised {
+        let x = &mut hits[i].explanation;
+        x.shadowed_by = Some(by);
+        x.final_score *= scoring.shadow_penalty;
+    }
 }

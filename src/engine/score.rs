@@ -39,6 +39,8 @@ pub enum Decay {
     Linear,
     /// `exp(−(λ·days)²/2)`.
     Gaussian,
+    /// `1/(1 + λ·days)`: heavy-tailed, so months-old memories still differ by age.
+    Hyperbolic,
 }
 
 /// Scoring parameters.
@@ -58,6 +60,14 @@ pub struct Scoring {
     pub lexical_weight: f32,
     /// Lowest recency factor under [`Formula::Balanced`].
     pub recency_floor: f32,
+    /// Exponent on relevance under [`Formula::Balanced`]: higher keeps clearly better matches
+    /// ahead of fresher, weaker ones.
+    pub sharpness: f32,
+    /// Two episodes at least this similar (cosine) are about the same thing; the older one is
+    /// shadowed by the newer (`≥ 1` turns shadowing off).
+    pub shadow_cosine: f32,
+    /// Factor applied to a shadowed episode's score.
+    pub shadow_penalty: f32,
 }
 
 /// λ of procedural rules (they do not decay).
@@ -75,6 +85,9 @@ impl Default for Scoring {
             cosine_floor: 0.70,
             lexical_weight: 0.3,
             recency_floor: 0.75,
+            sharpness: 1.0,
+            shadow_cosine: 0.92,
+            shadow_penalty: 0.5,
         }
     }
 }
@@ -106,6 +119,10 @@ pub struct Explanation {
     pub sources: Vec<&'static str>,
     /// Query terms that matched, with their BM25 parts.
     pub terms: Vec<(String, f32)>,
+    /// A newer, at least as important candidate saying nearly the same thing (cosine of the
+    /// two episodes ≥ `shadow_cosine`): this one is likely stale and its score was multiplied
+    /// by `shadow_penalty`.
+    pub shadowed_by: Option<u64>,
 }
 
 /// The raw signals of one candidate.
@@ -133,6 +150,7 @@ impl Scoring {
             Decay::Exponential => (-x).exp(),
             Decay::Linear => (1.0 - x / 2.0).max(0.0),
             Decay::Gaussian => (-(x * x) / 2.0).exp(),
+            Decay::Hyperbolic => 1.0 / (1.0 + x),
         }
     }
 
@@ -161,7 +179,7 @@ impl Scoring {
                 let (recency, final_score) = match self.formula {
                     Formula::Balanced => {
                         let r = self.recency_floor + (1.0 - self.recency_floor) * decay;
-                        (r, relevance * r * importance)
+                        (r, relevance.powf(self.sharpness) * r * importance)
                     }
                     Formula::Seed => (decay, fused * decay * importance),
                     Formula::Weighted => {
@@ -182,6 +200,7 @@ impl Scoring {
                     final_score,
                     sources: Vec::new(),
                     terms: Vec::new(),
+                    shadowed_by: None,
                 }
             })
             .collect()

@@ -355,6 +355,23 @@ impl VectorIndex {
         }
     }
 
+    /// The cosine of two live ids' vectors.
+    pub fn pair(&self, a: u64, b: u64) -> Option<f32> {
+        let (sa, ra) = self.row(a)?;
+        let (sb, rb) = self.row(b)?;
+        Some(dot_i8(ra, rb) as f32 * sa * sb)
+    }
+
+    fn row(&self, id: u64) -> Option<(f32, &[i8])> {
+        match *self.loc.get(&id)? {
+            Loc::Delta(i) => Some((self.delta[i].1.scale, &self.delta[i].1.data)),
+            Loc::Sealed(s, r) => {
+                let f = &self.segments[s].flat;
+                Some((f.scales[r as usize], f.row(r)))
+            }
+        }
+    }
+
     /// Approximate bytes held: vectors, graph nodes and links, and the id map.
     pub fn memory(&self) -> usize {
         let delta = self.delta.len() * (self.dim + 8 + 8 + 16);
