@@ -177,9 +177,6 @@ impl<S: KvStore> Engine<S> {
         space.next_id += 1;
         let id = episode.id;
         space.index(episode, &v);
-        if space.vectors.needs_maintenance() {
-            space.vectors.maintain(false);
-        }
         Ok(Remembered::Stored { id, importance, reason })
     }
 
@@ -235,7 +232,10 @@ impl<S: KvStore> Engine<S> {
     }
 
     /// Runs the index's background step for every loaded namespace: seals full deltas into
-    /// HNSW segments and merges segments (`force` seals any non-empty delta).
+    /// HNSW segments and merges segments (`force` seals any non-empty delta). Hosts call it when
+    /// idle (a timer, `requestIdleCallback`, a Durable Object alarm); until then recent writes
+    /// and a freshly opened namespace are scanned exactly, which stays correct but grows
+    /// linearly. `needs_maintenance` says when a call is due.
     pub fn maintain(&mut self, force: bool) -> MaintainReport {
         let mut total = MaintainReport::default();
         for space in self.spaces.values_mut() {
@@ -245,6 +245,11 @@ impl<S: KvStore> Engine<S> {
             total.segments += r.segments;
         }
         total
+    }
+
+    /// True when some loaded namespace's exact delta has outgrown twice its sealing size.
+    pub fn needs_maintenance(&self) -> bool {
+        self.spaces.values().any(|s| s.vectors.needs_maintenance())
     }
 
     /// Deletes everything of namespace `ns` (episodes, vectors, facts, rules, triples) in one

@@ -258,11 +258,12 @@ fn rescore(
     now: i64,
     k: usize,
 ) -> Vec<Hit> {
+    let qterms = crate::index::bm25::query_terms(text);
     let mut rows: Vec<(u64, Vec<&'static str>, Signals, Vec<(String, f32)>)> = cands
         .into_iter()
         .filter_map(|(id, sources)| {
             let e = space.episodes.get(&id)?;
-            let lex = space.bm25.explain(text, id);
+            let lex = space.bm25.explain_terms(&qterms, id);
             let (bm25, terms) = lex.map_or((0.0, Vec::new()), |h| {
                 (h.score, h.terms.into_iter().map(|t| (t.term, t.score)).collect())
             });

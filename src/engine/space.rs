@@ -108,7 +108,6 @@ impl Space {
             }
             Ok(())
         })?;
-        space.vectors.maintain(false);
         Ok(space)
     }
 

@@ -7,6 +7,14 @@ use std::collections::HashMap;
 
 use super::terms::terms;
 
+/// A query's distinct terms, sorted.
+pub fn query_terms(query: &str) -> Vec<String> {
+    let mut t = terms(query);
+    t.sort();
+    t.dedup();
+    t
+}
+
 /// One query term's part of a score.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TermScore {
@@ -94,14 +102,17 @@ impl Bm25 {
 
     /// The score of one document for `query`, explained (`None` when it is not indexed).
     pub fn explain(&self, query: &str, id: u64) -> Option<Hit> {
+        self.explain_terms(&query_terms(query), id)
+    }
+
+    /// [`Bm25::explain`] with the query already split by [`query_terms`].
+    pub fn explain_terms(&self, query_terms: &[String], id: u64) -> Option<Hit> {
         let dl = *self.doc_len.get(&id)? as f32;
         let n = self.doc_len.len() as f32;
         let avgdl = self.total_len as f32 / n;
-        let mut query_terms = terms(query);
-        query_terms.sort();
-        query_terms.dedup();
         let mut hit = Hit { id, score: 0.0, terms: Vec::new() };
         for term in query_terms {
+            let term = term.clone();
             let Some(docs) = self.postings.get(&term) else { continue };
             let Some(&tf) = docs.get(&id) else { continue };
             let (idf, score) = self.term_score(tf, docs.len(), dl, n, avgdl);
