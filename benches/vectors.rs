@@ -8,9 +8,7 @@ use std::time::Instant;
 
 use mnemo::index::vectors::{VectorConfig, VectorIndex};
 
-#[path = "synth.rs"]
-mod synth;
-use synth::e5_like;
+use mnemo::bench::e5_like;
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())

@@ -8,6 +8,8 @@ pub mod error;
 pub use embed::{BertConfig, BertEmbedder, Embedder, Embedding, Polarity, Role};
 pub use engine::{Config, Engine, Query, Recall, Remembered};
 pub use error::{Error, Result};
+#[doc(hidden)]
+pub mod bench;
 pub mod bindings;
 pub mod index;
 pub mod record;

@@ -128,3 +128,13 @@ impl JsEmbedder {
         Ok(ids.into_iter().map(|i| i as u32).collect())
     }
 }
+
+/// Runs the store benchmark workload ([`crate::bench::store`]) in this wasm instance and returns
+/// its report as a JSON string. `clock` is a function returning milliseconds
+/// (`() => performance.now()`).
+#[wasm_bindgen(js_name = benchStore)]
+pub fn bench_store(n: usize, queries: usize, clock: &js_sys::Function) -> Result<String, JsValue> {
+    let mut now = || clock.call0(&JsValue::NULL).ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+    let report = crate::bench::store(n, queries, &mut now);
+    serde_json::to_string(&report).map_err(|e| JsValue::from_str(&e.to_string()))
+}

@@ -1,6 +1,6 @@
 //! Recall: candidates (BM25 ∪ vectors ∪ the recent window, under filters) → rescoring → top k.
 
-use std::collections::HashMap;
+use crate::index::FastMap as HashMap;
 
 use super::score::{Explanation, Scoring, Signals};
 use super::space::Space;
@@ -127,6 +127,8 @@ const FANOUT: usize = 4;
 const MIN_CANDIDATES: usize = 64;
 /// Most recent episodes always considered.
 const RECENT: usize = 32;
+/// Best candidates compared pairwise for shadowing.
+const SHADOW_POOL: usize = 48;
 /// Filtered sets at most this large are scored exactly instead of through the graph.
 const EXACT_FILTERED: usize = 4096;
 
@@ -219,13 +221,19 @@ fn candidates(
 ) -> HashMap<u64, Vec<&'static str>> {
     let n = (k * FANOUT).max(MIN_CANDIDATES);
     let keep = |id: u64| space.episodes.get(&id).is_some_and(|e| e.is_live() && filter.matches(e));
-    let mut out: HashMap<u64, Vec<&'static str>> = HashMap::new();
+    let mut out: HashMap<u64, Vec<&'static str>> = HashMap::default();
     for h in space.bm25.search(text, n, keep) {
         out.entry(h.id).or_default().push("bm25");
     }
     // A narrow window is scored exactly over its own episodes; otherwise through the index.
     let w = filter.window.unwrap_or(Window { from: i64::MIN, to: i64::MAX });
-    let in_window = space.by_time.range((w.from, 0)..(w.to, 0)).take(EXACT_FILTERED + 1).count();
+    let covers_all = |(first, last): (i64, i64)| w.from <= first && last < w.to;
+    let span = space.by_time.first().zip(space.by_time.last()).map(|(a, b)| (a.0, b.0));
+    let in_window = if span.is_none_or(covers_all) {
+        space.by_time.len()
+    } else {
+        space.by_time.range((w.from, 0)..(w.to, 0)).take(EXACT_FILTERED + 1).count()
+    };
     let vector_hits = if in_window <= EXACT_FILTERED {
         let mut hits: Vec<(u64, f32)> = space
             .by_time
@@ -259,80 +267,79 @@ fn rescore(
     k: usize,
 ) -> Vec<Hit> {
     let qterms = crate::index::bm25::query_terms(text);
-    let mut rows: Vec<(u64, Vec<&'static str>, Signals, Vec<(String, f32)>)> = cands
+    let mut rows: Vec<(&Episode, Vec<&'static str>, Signals)> = cands
         .into_iter()
         .filter_map(|(id, sources)| {
             let e = space.episodes.get(&id)?;
-            let lex = space.bm25.explain_terms(&qterms, id);
-            let (bm25, terms) = lex.map_or((0.0, Vec::new()), |h| {
-                (h.score, h.terms.into_iter().map(|t| (t.term, t.score)).collect())
-            });
             let signals = Signals {
-                bm25,
+                bm25: space.bm25.explain_terms(&qterms, id).map_or(0.0, |h| h.score),
                 cosine: space.vectors.score(id, qv).unwrap_or(0.0),
                 age_days: (now - e.last_accessed_at).max(0) as f32 / DAY as f32,
                 tier: e.tier,
                 importance: e.importance,
                 access_count: e.access_count,
             };
-            Some((id, sources, signals, terms))
+            Some((e, sources, signals))
         })
         .collect();
-    rows.sort_by_key(|r| r.0);
+    rows.sort_by_key(|r| r.0.id);
     let signals: Vec<Signals> = rows.iter().map(|r| r.2.clone()).collect();
-    let mut hits: Vec<Hit> = scoring
+    let mut scored: Vec<(&Episode, Explanation)> = scoring
         .explain(&signals)
         .into_iter()
         .zip(rows)
-        .map(|(mut explanation, (id, sources, _, terms))| {
+        .map(|(mut explanation, (e, sources, _))| {
             explanation.sources = sources;
-            explanation.terms = terms;
-            Hit { episode: space.episodes[&id].clone(), explanation }
+            (e, explanation)
         })
         .collect();
+    let order = |a: &(&Episode, Explanation), b: &(&Episode, Explanation)| {
+        b.1.final_score
+            .total_cmp(&a.1.final_score)
+            .then(b.0.created_at.cmp(&a.0.created_at))
+            .then(a.0.id.cmp(&b.0.id))
+    };
+    scored.sort_by(order);
     if scoring.shadow_cosine < 1.0 && scoring.formula != super::score::Formula::Seed {
-        shadow(space, scoring, &mut hits, k);
+        shadow(space, scoring, &mut scored);
+        scored.sort_by(order);
     }
-    hits.sort_by(|a, b| {
-        b.explanation
-            .final_score
-            .total_cmp(&a.explanation.final_score)
-            .then(b.episode.created_at.cmp(&a.episode.created_at))
-            .then(a.episode.id.cmp(&b.episode.id))
-    });
-    hits.truncate(k);
-    hits
+    scored.truncate(k);
+    scored
+        .into_iter()
+        .map(|(e, mut explanation)| {
+            if let Some(h) = space.bm25.explain_terms(&qterms, e.id) {
+                explanation.terms = h.terms.into_iter().map(|t| (t.term, t.score)).collect();
+            }
+            Hit { episode: e.clone(), explanation }
+        })
+        .collect()
 }
 
-/// Query-time supersession: among the best candidates, one that a newer, at least as
-/// important and similarly relevant candidate repeats (episode cosine ≥ `shadow_cosine`) is
-/// likely stale (Node 18 after the move to Node 22) and is penalised. Only the top `4k`
-/// (at least 32) by score are compared, so the pairwise cost stays bounded.
-fn shadow(space: &Space, scoring: &Scoring, hits: &mut [Hit], k: usize) {
-    let by_score =
-        |a: &Hit, b: &Hit| b.explanation.final_score.total_cmp(&a.explanation.final_score);
-    hits.sort_by(by_score);
-    let m = hits.len().min((4 * k).max(32));
+/// Query-time supersession: among the best candidates (sorted best first), one that a newer,
+/// at least as important and similarly relevant candidate repeats (episode cosine ≥
+/// `shadow_cosine`) is likely stale (Node 18 after the move to Node 22) and is penalised. Only
+/// the top [`SHADOW_POOL`] are compared, so the pairwise cost stays bounded (and independent
+/// of `k`, so asking for fewer hits never changes the scores of those returned).
+fn shadow(space: &Space, scoring: &Scoring, hits: &mut [(&Episode, Explanation)]) {
+    let m = hits.len().min(SHADOW_POOL);
     let mut penalised = Vec::new();
     for i in 0..m {
-        let a = &hits[i];
+        let (a, ax) = &hits[i];
         let newer = (0..m).find(|&j| {
-            let b = &hits[j];
+            let (b, bx) = &hits[j];
             j != i
-                && b.episode.created_at > a.episode.created_at
-                && b.episode.importance >= a.episode.importance
-                && b.explanation.relevance >= 0.8 * a.explanation.relevance
-                && space
-                    .vectors
-                    .pair(a.episode.id, b.episode.id)
-                    .is_some_and(|c| c >= scoring.shadow_cosine)
+                && b.created_at > a.created_at
+                && b.importance >= a.importance
+                && bx.relevance >= 0.8 * ax.relevance
+                && space.vectors.pair(a.id, b.id).is_some_and(|c| c >= scoring.shadow_cosine)
         });
         if let Some(j) = newer {
-            penalised.push((i, hits[j].episode.id));
+            penalised.push((i, hits[j].0.id));
         }
     }
     for (i, by) in penalised {
-        let x = &mut hits[i].explanation;
+        let x = &mut hits[i].1;
         x.shadowed_by = Some(by);
         x.final_score *= scoring.shadow_penalty;
     }

@@ -4,6 +4,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use crate::index::FastMap;
+
 use super::Config;
 use crate::error::{Error, Result};
 use crate::index::bm25::Bm25;
@@ -63,7 +65,7 @@ pub(crate) struct Space {
     pub exists: bool,
     pub next_id: u64,
     pub model: String,
-    pub episodes: HashMap<u64, Episode>,
+    pub episodes: FastMap<u64, Episode>,
     pub by_time: BTreeSet<(i64, u64)>,
     pub bm25: Bm25,
     pub vectors: VectorIndex,
@@ -75,7 +77,7 @@ impl Space {
             exists: false,
             next_id: 1,
             model: String::new(),
-            episodes: HashMap::new(),
+            episodes: FastMap::default(),
             by_time: BTreeSet::new(),
             bm25: Bm25::default(),
             vectors: VectorIndex::new(config.dim, config.vectors),

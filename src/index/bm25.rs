@@ -3,9 +3,8 @@
 //! `score(d, q) = Σ_t idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·|d|/avgdl))`,
 //! `idf(t) = ln(1 + (N − n_t + 0.5)/(n_t + 0.5))` (the Lucene form, never negative).
 
-use std::collections::HashMap;
-
 use super::terms::terms;
+use super::FastMap as HashMap;
 
 /// A query's distinct terms, sorted.
 pub fn query_terms(query: &str) -> Vec<String> {
@@ -58,7 +57,7 @@ impl Default for Bm25 {
 impl Bm25 {
     /// An empty index with the given `k1` and `b`.
     pub fn new(k1: f32, b: f32) -> Self {
-        Self { k1, b, doc_len: HashMap::new(), postings: HashMap::new(), total_len: 0 }
+        Self { k1, b, doc_len: HashMap::default(), postings: HashMap::default(), total_len: 0 }
     }
 
     /// Number of documents.
@@ -123,34 +122,48 @@ impl Bm25 {
     }
 
     /// The best `k` documents for `query` among those `keep` accepts, best first (ties by id).
+    ///
+    /// Scores are accumulated first and `keep` is asked only in score order, until `k`
+    /// documents pass, so a filter costs per candidate rather than per posting.
     pub fn search(&self, query: &str, k: usize, keep: impl Fn(u64) -> bool) -> Vec<Hit> {
         let n = self.doc_len.len() as f32;
         if n == 0.0 || k == 0 {
             return Vec::new();
         }
         let avgdl = self.total_len as f32 / n;
-        let mut query_terms = terms(query);
-        query_terms.sort();
-        query_terms.dedup();
-        let mut hits: HashMap<u64, Hit> = HashMap::new();
-        for term in query_terms {
-            let Some(docs) = self.postings.get(&term) else { continue };
+        let query_terms = query_terms(query);
+        let mut scores: HashMap<u64, f32> = HashMap::default();
+        for term in &query_terms {
+            let Some(docs) = self.postings.get(term) else { continue };
             for (&id, &tf) in docs {
-                if !keep(id) {
-                    continue;
-                }
                 let dl = self.doc_len[&id] as f32;
-                let (idf, score) = self.term_score(tf, docs.len(), dl, n, avgdl);
-                let hit =
-                    hits.entry(id).or_insert_with(|| Hit { id, score: 0.0, terms: Vec::new() });
-                hit.score += score;
-                hit.terms.push(TermScore { term: term.clone(), tf, idf, score });
+                *scores.entry(id).or_default() += self.term_score(tf, docs.len(), dl, n, avgdl).1;
             }
         }
-        let mut hits: Vec<Hit> = hits.into_values().collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
-        hits.truncate(k);
-        hits
+        let mut ranked: Vec<(u64, f32)> = scores.into_iter().collect();
+        let order = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        let mut out = Vec::with_capacity(k);
+        // Partial selection: sort only a prefix at a time, widening while the filter rejects.
+        let mut start = 0;
+        let mut width = (2 * k).max(64);
+        while out.len() < k && start < ranked.len() {
+            let end = (start + width).min(ranked.len());
+            if end < ranked.len() {
+                ranked[start..].select_nth_unstable_by(end - start - 1, order);
+            }
+            ranked[start..end].sort_by(order);
+            for &(id, _) in &ranked[start..end] {
+                if out.len() == k {
+                    break;
+                }
+                if keep(id) {
+                    out.extend(self.explain_terms(&query_terms, id));
+                }
+            }
+            start = end;
+            width *= 4;
+        }
+        out
     }
 }
 

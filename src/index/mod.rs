@@ -3,3 +3,7 @@
 pub mod bm25;
 pub mod terms;
 pub mod vectors;
+
+/// A hash map with foldhash's fixed-seed hasher: several times faster than SipHash on the
+/// integer and short-string keys the indexes use, and deterministic (no random seed).
+pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;

@@ -11,10 +11,12 @@
 //! graph uses int8·int8 distances; the scores returned are the f32 query against the int8
 //! vector, which stays within ~1e-3 of the f32 cosine.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use instant_distance::{Builder, HnswMap, Point, Search};
+
+use super::FastMap as HashMap;
 
 /// A unit vector quantised to int8 with one scale.
 #[derive(Debug, Clone, PartialEq)]
@@ -157,6 +159,8 @@ pub struct VectorIndex {
     delta: Vec<(u64, QVec)>,
     loc: HashMap<u64, Loc>,
     dead_sealed: usize,
+    /// Reused between queries: a fresh one allocates a visited set the size of the graph.
+    search: RefCell<Search>,
 }
 
 /// What [`VectorIndex::maintain`] did.
@@ -178,8 +182,9 @@ impl VectorIndex {
             dim,
             segments: Vec::new(),
             delta: Vec::new(),
-            loc: HashMap::new(),
+            loc: HashMap::default(),
             dead_sealed: 0,
+            search: RefCell::new(Search::default()),
         }
     }
 
@@ -313,7 +318,7 @@ impl VectorIndex {
         }
         if !self.segments.is_empty() {
             let q = Node::Query(Arc::new(QVec::new(query)));
-            let mut search = Search::default();
+            let mut search = self.search.borrow_mut();
             for (index, seg) in self.segments.iter().enumerate() {
                 for item in seg.map.search(&q, &mut search) {
                     let r = *item.value;

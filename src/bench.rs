@@ -1,0 +1,176 @@
+//! Benchmark workloads shared by the native benches (`benches/`) and the wasm build (run under
+//! Node by `tools/bench-store`), so both measure the same thing.
+//!
+//! Data is synthetic: vectors shaped like E5's (a shared direction, 1,000 topic clusters and
+//! noise: pairwise cosines around 0.7–0.9) and 12-word texts from a 5,000-word Zipf-like
+//! vocabulary. Embedding is excluded: vectors are supplied as a host would.
+
+use crate::record::Episode;
+use crate::store::MemoryStore;
+use crate::{Config, Engine, Query};
+
+/// xorshift64: deterministic, seedable, no dependency.
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from `seed`.
+    pub fn new(seed: u64) -> Self {
+        Self(seed | 1)
+    }
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn gauss(&mut self) -> f32 {
+        let u = (self.next() % 1_000_000 + 1) as f32 / 1_000_001.0;
+        let v = (self.next() % 1_000_000) as f32 / 1_000_000.0;
+        (-2.0 * u.ln()).sqrt() * (std::f32::consts::TAU * v).cos()
+    }
+    fn vec(&mut self, dim: usize) -> Vec<f32> {
+        (0..dim).map(|_| self.gauss()).collect()
+    }
+}
+
+fn unit(v: Vec<f32>) -> Vec<f32> {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / n).collect()
+}
+
+/// `n` vectors in `dim` dimensions drawn around 1,000 topics.
+pub fn e5_like(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
+    let mut rng = Rng(seed | 1);
+    let common = unit(rng.vec(dim));
+    let topics: Vec<Vec<f32>> = (0..1000).map(|_| unit(rng.vec(dim))).collect();
+    (0..n)
+        .map(|_| {
+            let t = &topics[(rng.next() % 1000) as usize];
+            let noise = unit(rng.vec(dim));
+            unit((0..dim).map(|i| 0.85 * common[i] + 0.45 * t[i] + 0.3 * noise[i]).collect())
+        })
+        .collect()
+}
+
+fn word(rng: &mut Rng) -> String {
+    const SYL: [&str; 20] = [
+        "ka", "lo", "mi", "ter", "den", "sa", "po", "ri", "gen", "tu", "va", "nel", "cor", "bi",
+        "fa", "mon", "le", "zu", "qui", "ro",
+    ];
+    let id = (rng.next() % 5000).min(rng.next() % 5000);
+    let syl = |i: u64| SYL[(i % 20) as usize];
+    format!("{}{}{}", syl(id), syl(id / 20), syl(id / 400))
+}
+
+/// `n` texts of 12 words.
+pub fn texts(n: usize, seed: u64) -> Vec<String> {
+    let mut rng = Rng::new(seed);
+    (0..n).map(|_| (0..12).map(|_| word(&mut rng)).collect::<Vec<_>>().join(" ")).collect()
+}
+
+/// What [`store`] measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StoreReport {
+    /// Episodes.
+    pub n: usize,
+    /// Episodes remembered per second (embedding excluded, index build excluded).
+    pub ingest_per_s: f64,
+    /// Seconds to seal everything into HNSW (`maintain(true)`).
+    pub index_build_s: f64,
+    /// Segments after the build.
+    pub segments: usize,
+    /// Recall latency percentiles, query embedding excluded (ms).
+    pub recall_p50_ms: f64,
+    /// 99th percentile.
+    pub recall_p99_ms: f64,
+    /// Opening the store again and loading the namespace (ms).
+    pub cold_open_ms: f64,
+    /// Recall p50 right after the cold open, before `maintain` (exact scan) (ms).
+    pub recall_after_open_p50_ms: f64,
+    /// The engine's own estimate of its memory after the cold open (MB).
+    pub engine_estimate_mb: f64,
+    /// Process memory growth while ingesting and indexing (RSS natively, linear memory in
+    /// wasm), store included (MB).
+    pub memory_growth_mb: f64,
+}
+
+fn pct(v: &mut [f64], q: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[((v.len() as f64 - 1.0) * q).round() as usize]
+}
+
+/// Bytes of memory the process holds: RSS natively, linear memory in wasm.
+pub fn memory_bytes() -> u64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        core::arch::wasm32::memory_size(0) as u64 * 65_536
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                let line = s.lines().find(|l| l.starts_with("VmRSS:"))?.to_string();
+                line.split_whitespace().nth(1)?.parse::<u64>().ok()
+            })
+            .map_or(0, |kb| kb * 1024)
+    }
+}
+
+/// Ingests `n` synthetic episodes, builds the index, times `queries` recalls, reopens the store
+/// and times recalls again. `clock` returns milliseconds (the host's: `Instant`,
+/// `performance.now()`).
+pub fn store(n: usize, queries: usize, clock: &mut dyn FnMut() -> f64) -> StoreReport {
+    let dim = 384;
+    let vectors = e5_like(n + queries, dim, 11);
+    let texts = texts(n + queries, 5);
+    let config = Config { vector_model: "synthetic@1".into(), dim, ..Config::default() };
+    let mem0 = memory_bytes();
+    let mut engine = Engine::new(MemoryStore::new(), config.clone());
+    let day = 86_400_000i64;
+    let t0 = 1_700_000_000_000i64;
+    let start = clock();
+    for i in 0..n {
+        let e = Episode::new(texts[i].clone(), t0 + (i as i64) * (365 * day / n.max(1) as i64));
+        engine.remember("bench", e, Some(&vectors[i])).expect("synthetic episodes are valid");
+    }
+    let ingest_ms = clock() - start;
+    let start = clock();
+    let report = engine.maintain(true);
+    let build_ms = clock() - start;
+    let mem1 = memory_bytes();
+    let now = t0 + 366 * day;
+    let run = |engine: &mut Engine<MemoryStore>, count: usize, clock: &mut dyn FnMut() -> f64| {
+        let mut lat = Vec::with_capacity(count);
+        for q in 0..count {
+            let mut query = Query::new(texts[n + q].clone(), 10);
+            query.vector = Some(vectors[n + q].clone());
+            query.touch = false;
+            let start = clock();
+            let r = engine.recall("bench", &query, now).expect("recall");
+            lat.push(clock() - start);
+            assert!(!r.hits.is_empty(), "a recall over a full store found nothing");
+        }
+        lat
+    };
+    let mut warm = run(&mut engine, queries, clock);
+    let store = engine.into_store();
+    let start = clock();
+    let mut reopened = Engine::new(store, config);
+    reopened.load("bench").expect("load");
+    let open_ms = clock() - start;
+    let mut cold = run(&mut reopened, queries.min(50), clock);
+    StoreReport {
+        n,
+        ingest_per_s: n as f64 / (ingest_ms / 1e3),
+        index_build_s: build_ms / 1e3,
+        segments: report.segments,
+        recall_p50_ms: pct(&mut warm, 0.5),
+        recall_p99_ms: pct(&mut warm, 0.99),
+        cold_open_ms: open_ms,
+        recall_after_open_p50_ms: pct(&mut cold, 0.5),
+        engine_estimate_mb: reopened.memory() as f64 / 1e6,
+        memory_growth_mb: mem1.saturating_sub(mem0) as f64 / 1e6,
+    }
+}
