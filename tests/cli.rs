@@ -1,0 +1,147 @@
+//! The `mnemo` command line, run as a user would: `bench` on small JSONL files with the real
+//! model (namespaces and time respected, malformed lines named), and the store commands.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn mnemo(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mnemo"))
+        .args(args)
+        .env("MNEMO_MODEL_DIR", common::model_dir())
+        .output()
+        .expect("run mnemo");
+    let s = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+    (out.status.success(), s(out.stdout), s(out.stderr))
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mnemo-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(p: &Path, lines: &[&str]) -> String {
+    std::fs::write(p, lines.join("\n") + "\n").unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn bench_answers_each_query_in_its_namespace_and_time() {
+    let d = dir("bench");
+    let items = write(
+        &d.join("items.jsonl"),
+        &[
+            r#"{"id":"a1","ns":"alice","ts":"2024-03-01T10:00:00Z","text":"Invoice INV-7 paid by Rossi","extra":1}"#,
+            r#"{"id":"a2","ns":"alice","ts":"2024-06-01T10:00:00Z","text":"The deploy pipeline now runs on Node 22"}"#,
+            r#"{"id":"b1","ns":"bob","ts":"2024-03-01T10:00:00Z","text":"Invoice INV-7 paid by Rossi"}"#,
+        ],
+    );
+    let queries = write(
+        &d.join("queries.jsonl"),
+        &[
+            r#"{"qid":"q1","ns":"alice","ts":"2024-04-01T00:00:00Z","text":"which invoice did Rossi pay?"}"#,
+            r#"{"qid":"q2","ns":"alice","ts":"2024-07-01T00:00:00Z","text":"which Node version does the pipeline use?"}"#,
+            r#"{"qid":"q3","ns":"carol","ts":"2024-07-01T00:00:00Z","text":"anything"}"#,
+        ],
+    );
+    let out = d.join("run.jsonl");
+    let (ok, _, err) = mnemo(&[
+        "bench",
+        "--items",
+        &items,
+        "--queries",
+        &queries,
+        "--out",
+        out.to_str().unwrap(),
+        "--k",
+        "5",
+    ]);
+    assert!(ok, "{err}");
+    let run: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ranked = |i: usize| {
+        run[i]["ranked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run[0]["qid"], "q1");
+    assert_eq!(ranked(0), ["a1"], "a2 is later than q1 and b1 is bob's");
+    assert_eq!(ranked(1)[0], "a2");
+    assert!(ranked(2).is_empty());
+}
+
+#[test]
+fn malformed_lines_fail_with_their_line_number() {
+    let d = dir("bad");
+    let good = r#"{"id":"a","ns":"n","ts":"2024-01-01","text":"hello there"}"#;
+    let q =
+        write(&d.join("q.jsonl"), &[r#"{"qid":"q","ns":"n","ts":"2024-01-02","text":"hello"}"#]);
+    for (bad, why) in [
+        (r#"{"id":"b","ns":"n","ts":"2024-01-01""#, "not JSON"),
+        (r#"{"id":"b","ns":"n","ts":"yesterday","text":"x"}"#, "timestamp"),
+        (r#"{"id":"b","ns":"n","ts":"2024-01-01"}"#, "\"text\" is missing"),
+        (r#"{"id":"b","ns":"n","ts":"2024-01-01","text":"  "}"#, "empty"),
+    ] {
+        let items = write(&d.join("items.jsonl"), &[good, bad]);
+        let (ok, _, err) = mnemo(&[
+            "bench",
+            "--items",
+            &items,
+            "--queries",
+            &q,
+            "--out",
+            d.join("o").to_str().unwrap(),
+        ]);
+        assert!(!ok);
+        assert!(err.contains("line 2") && err.contains(why), "{err}");
+    }
+}
+
+#[test]
+fn store_commands_remember_recall_and_keep_fact_history() {
+    let d = dir("store");
+    let store = d.to_str().unwrap();
+    let at = ["--store", store, "--at", "2024-11-20T12:00:00Z"];
+    let run = |args: &[&str]| {
+        let all: Vec<&str> = args.iter().chain(at.iter()).copied().collect();
+        let (ok, out, err) = mnemo(&all);
+        assert!(ok, "{args:?}: {err}");
+        out
+    };
+    assert!(run(&[
+        "remember",
+        "npm install failed: stale lockfile",
+        "--outcome",
+        "failure",
+        "--verdict",
+        "delete the lockfile"
+    ])
+    .contains("failure with a verdict"));
+    run(&["remember", "Lunch with the design team"]);
+    let out = run(&["recall", "npm keeps failing", "--k", "1"]);
+    assert!(
+        out.contains("stale lockfile") && out.contains("final") && out.contains("cosine"),
+        "{out}"
+    );
+    run(&["fact", "set", "language", "Italian"]);
+    assert!(
+        run(&["fact", "set", "language", "English", "--source", "implicit"]).contains("Refused")
+    );
+    run(&["fact", "set", "language", "German"]);
+    assert!(run(&["fact", "rollback", "language", "1"]).contains("v3"));
+    let h = run(&["fact", "history", "language"]);
+    assert_eq!(h.lines().count(), 3, "{h}");
+    run(&["rule", "add", "Always run the linter"]);
+    assert!(run(&["rules"]).contains("Always run the linter"));
+    let (ok, _, err) = mnemo(&["recall", "x", "--store", store, "--ns", "nobody"]);
+    assert!(!ok && err.contains("no memories yet"), "{err}");
+}
