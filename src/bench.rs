@@ -18,15 +18,15 @@ impl Rng {
         Self(seed | 1)
     }
     /// The next 64 random bits.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
     fn gauss(&mut self) -> f32 {
-        let u = (self.next() % 1_000_000 + 1) as f32 / 1_000_001.0;
-        let v = (self.next() % 1_000_000) as f32 / 1_000_000.0;
+        let u = (self.next_u64() % 1_000_000 + 1) as f32 / 1_000_001.0;
+        let v = (self.next_u64() % 1_000_000) as f32 / 1_000_000.0;
         (-2.0 * u.ln()).sqrt() * (std::f32::consts::TAU * v).cos()
     }
     fn vec(&mut self, dim: usize) -> Vec<f32> {
@@ -46,7 +46,7 @@ pub fn e5_like(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
     let topics: Vec<Vec<f32>> = (0..1000).map(|_| unit(rng.vec(dim))).collect();
     (0..n)
         .map(|_| {
-            let t = &topics[(rng.next() % 1000) as usize];
+            let t = &topics[(rng.next_u64() % 1000) as usize];
             let noise = unit(rng.vec(dim));
             unit((0..dim).map(|i| 0.85 * common[i] + 0.45 * t[i] + 0.3 * noise[i]).collect())
         })
@@ -58,7 +58,7 @@ fn word(rng: &mut Rng) -> String {
         "ka", "lo", "mi", "ter", "den", "sa", "po", "ri", "gen", "tu", "va", "nel", "cor", "bi",
         "fa", "mon", "le", "zu", "qui", "ro",
     ];
-    let id = (rng.next() % 5000).min(rng.next() % 5000);
+    let id = (rng.next_u64() % 5000).min(rng.next_u64() % 5000);
     let syl = |i: u64| SYL[(i % 20) as usize];
     format!("{}{}{}", syl(id), syl(id / 20), syl(id / 400))
 }

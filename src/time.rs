@@ -339,10 +339,11 @@ pub fn parse_query_time(query: &str, now: i64) -> Option<TimeExpr> {
         let mut best: Option<(usize, char, i64)> = None;
         for (phrase, unit, off) in RELATIVE {
             let n = phrase.split(' ').count();
-            if i + n <= w.len() && folded[i..i + n].join(" ") == *phrase {
-                if best.is_none_or(|b| n > b.0) {
-                    best = Some((n, *unit, *off));
-                }
+            if i + n <= w.len()
+                && folded[i..i + n].join(" ") == *phrase
+                && best.is_none_or(|b| n > b.0)
+            {
+                best = Some((n, *unit, *off));
             }
         }
         if let Some((n, unit, off)) = best {

@@ -135,7 +135,7 @@ pub struct VectorConfig {
 
 impl Default for VectorConfig {
     fn default() -> Self {
-        Self { seal_at: 4096, ef_construction: 40, ef_search: 64, seed: 0x6d6e_656d_6f }
+        Self { seal_at: 4096, ef_construction: 40, ef_search: 64, seed: 0x006d_6e65_6d6f }
     }
 }
 
