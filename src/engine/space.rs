@@ -2,7 +2,7 @@
 //!
 //! Meta record (`Table::Meta`, id `space`, kind 6): `next_id:u64 model_id:str`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use crate::index::FastMap;
 
@@ -88,25 +88,27 @@ impl Space {
             space.next_id = next_id;
             space.model = model;
         }
-        let mut vectors: HashMap<u64, Vec<f32>> = HashMap::new();
+        // Episodes first (text into BM25), then each live one's vector straight into the
+        // index: no intermediate copy of the f32 vectors.
+        let eprefix = ns.table_prefix(Table::Episode);
+        scan_all(store, &eprefix, |_, v| {
+            let e = Episode::decode(v)?;
+            if e.is_live() {
+                space.bm25.insert(e.id, &e.search_text());
+            }
+            space.by_time.insert((e.created_at, e.id));
+            space.episodes.insert(e.id, e);
+            Ok(())
+        })?;
         let vprefix = ns.table_prefix(Table::Vector);
         scan_all(store, &vprefix, |k, v| {
             let (model, vector) = decode_vector(v)?;
             if model != space.model {
                 return Err(Error::ModelMismatch { expected: space.model.clone(), found: model });
             }
-            vectors.insert(id_of(k, vprefix.len())?, vector);
-            Ok(())
-        })?;
-        let eprefix = ns.table_prefix(Table::Episode);
-        scan_all(store, &eprefix, |_, v| {
-            let e = Episode::decode(v)?;
-            match vectors.remove(&e.id) {
-                Some(vec) if e.is_live() => space.index(e, &vec),
-                _ => {
-                    space.by_time.insert((e.created_at, e.id));
-                    space.episodes.insert(e.id, e);
-                }
+            let id = id_of(k, vprefix.len())?;
+            if space.episodes.get(&id).is_some_and(Episode::is_live) {
+                space.vectors.insert(id, &vector);
             }
             Ok(())
         })?;

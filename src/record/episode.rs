@@ -246,7 +246,8 @@ pub fn decode_vector(bytes: &[u8]) -> Result<(String, Vec<f32>)> {
     if dim > 65_536 {
         return Err(Error::Corrupt { what: what.into(), detail: format!("dimension {dim}") });
     }
-    let v = (0..dim).map(|_| r.f32()).collect::<Result<Vec<f32>>>()?;
+    let raw = r.take_bytes(dim * 4)?;
+    let v = raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
     r.end()?;
     Ok((model, v))
 }

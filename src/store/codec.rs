@@ -192,6 +192,10 @@ impl<'a> Reader<'a> {
             detail: format!("string is not UTF-8: {e}"),
         })
     }
+    /// Reads `n` raw bytes (a fixed-width array whose length the record already gave).
+    pub fn take_bytes(&mut self, n: usize) -> Result<&'a [u8]> {
+        self.take(n)
+    }
     /// Reads a list of strings.
     pub fn strs(&mut self) -> Result<Vec<String>> {
         let n = self.u32()? as usize;
