@@ -272,7 +272,7 @@ fn rescore(
         .filter_map(|(id, sources)| {
             let e = space.episodes.get(&id)?;
             let signals = Signals {
-                bm25: space.bm25.explain_terms(&qterms, id).map_or(0.0, |h| h.score),
+                bm25: space.bm25.score_terms(&qterms, id),
                 cosine: space.vectors.score(id, qv).unwrap_or(0.0),
                 age_days: (now - e.last_accessed_at).max(0) as f32 / DAY as f32,
                 tier: e.tier,

@@ -104,6 +104,21 @@ impl Bm25 {
         self.explain_terms(&query_terms(query), id)
     }
 
+    /// The BM25 score alone (0 when unindexed), query already split by [`query_terms`].
+    pub fn score_terms(&self, query_terms: &[String], id: u64) -> f32 {
+        let Some(&dl) = self.doc_len.get(&id) else { return 0.0 };
+        let n = self.doc_len.len() as f32;
+        let avgdl = self.total_len as f32 / n;
+        query_terms
+            .iter()
+            .filter_map(|t| {
+                let docs = self.postings.get(t)?;
+                let tf = *docs.get(&id)?;
+                Some(self.term_score(tf, docs.len(), dl as f32, n, avgdl).1)
+            })
+            .sum()
+    }
+
     /// [`Bm25::explain`] with the query already split by [`query_terms`].
     pub fn explain_terms(&self, query_terms: &[String], id: u64) -> Option<Hit> {
         let dl = *self.doc_len.get(&id)? as f32;
@@ -111,12 +126,11 @@ impl Bm25 {
         let avgdl = self.total_len as f32 / n;
         let mut hit = Hit { id, score: 0.0, terms: Vec::new() };
         for term in query_terms {
-            let term = term.clone();
-            let Some(docs) = self.postings.get(&term) else { continue };
+            let Some(docs) = self.postings.get(term) else { continue };
             let Some(&tf) = docs.get(&id) else { continue };
             let (idf, score) = self.term_score(tf, docs.len(), dl, n, avgdl);
             hit.score += score;
-            hit.terms.push(TermScore { term, tf, idf, score });
+            hit.terms.push(TermScore { term: term.clone(), tf, idf, score });
         }
         Some(hit)
     }
