@@ -13,6 +13,10 @@ use unicode_segmentation::UnicodeSegmentation;
 
 /// Lower case, compatibility-decomposed, without combining marks: "Café" and "cafe" fold alike.
 pub fn fold(word: &str) -> String {
+    // ASCII is its own NFKD form: the common case skips decomposition.
+    if word.is_ascii() {
+        return word.to_ascii_lowercase();
+    }
     word.nfkd().filter(|c| !is_combining_mark(*c)).flat_map(char::to_lowercase).collect()
 }
 
@@ -40,6 +44,7 @@ mod tests {
     fn words_are_folded() {
         assert_eq!(terms("Café NAÏVE Straße"), vec!["cafe", "naive", "straße"]);
         assert_eq!(fold("ＡＢＣ"), "abc");
+        assert_eq!(fold("Pg_HBA.conf"), "pg_hba.conf");
     }
 
     #[test]
