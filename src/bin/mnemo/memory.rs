@@ -93,6 +93,10 @@ pub fn run(cmd: &str, opts: &Opts) -> Result<(), String> {
                     "   bm25 {:.2} [{}] -> lex {:.2} | cosine {:.3} -> sim {:.2} | fused {:.3} | {:.1} days since last access | via {}",
                     x.bm25, terms.join(", "), x.lex, x.cosine, x.sim, x.fused, x.age_days, x.sources.join("+")
                 );
+                if let Some(by) = x.shadowed_by {
+                    let f = engine.config().scoring.shadow_penalty;
+                    println!("   shadowed by #{by} (newer, nearly the same): score x {f}");
+                }
             }
         }
         "timeline" => {
