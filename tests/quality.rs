@@ -173,11 +173,20 @@ fn formulas() -> Vec<(String, Scoring)> {
     let d = Scoring::default();
     if std::env::var_os("MNEMO_QUALITY_GRID").is_some() {
         let mut out = Vec::new();
+        // Decay curve × floor × relevance exponent, with and without shadowing.
         for decay in [mnemo::engine::Decay::Exponential, mnemo::engine::Decay::Hyperbolic] {
-            for floor in [0.5, 0.75] {
-                for sc in [0.86, 0.88, 0.9, 0.92, 1.0] {
-                    let s = Scoring { decay, recency_floor: floor, shadow_cosine: sc, ..d.clone() };
-                    out.push((format!("{decay:?} f{floor} s{sc}"), s));
+            for floor in [0.3, 0.5, 0.75] {
+                for sharp in [1.0, 2.0, 4.0, 8.0] {
+                    for sc in [0.92, 1.0] {
+                        let s = Scoring {
+                            decay,
+                            recency_floor: floor,
+                            sharpness: sharp,
+                            shadow_cosine: sc,
+                            ..d.clone()
+                        };
+                        out.push((format!("{decay:?} f{floor} p{sharp} s{sc}"), s));
+                    }
                 }
             }
         }

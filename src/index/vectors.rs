@@ -158,7 +158,6 @@ pub struct VectorIndex {
     segments: Vec<Segment>,
     delta: Vec<(u64, QVec)>,
     loc: HashMap<u64, Loc>,
-    dead_sealed: usize,
     /// Reused between queries: a fresh one allocates a visited set the size of the graph.
     search: RefCell<Search>,
 }
@@ -183,7 +182,6 @@ impl VectorIndex {
             segments: Vec::new(),
             delta: Vec::new(),
             loc: HashMap::default(),
-            dead_sealed: 0,
             search: RefCell::new(Search::default()),
         }
     }
@@ -229,8 +227,8 @@ impl VectorIndex {
                     self.loc.insert(*moved, Loc::Delta(i));
                 }
             }
-            Some(Loc::Sealed(..)) => self.dead_sealed += 1,
-            None => {}
+            // A sealed row stays in its graph as a tombstone until the next merge.
+            Some(Loc::Sealed(..)) | None => {}
         }
     }
 
@@ -267,15 +265,13 @@ impl VectorIndex {
         report
     }
 
-    fn live_points(&mut self, seg: Segment, index: usize) -> Vec<(u64, QVec)> {
+    fn live_points(&self, seg: Segment, index: usize) -> Vec<(u64, QVec)> {
         let flat = seg.flat;
         let mut out = Vec::with_capacity(flat.ids.len());
         for (r, id) in flat.ids.iter().enumerate() {
             let r = r as u32;
             if self.loc.get(id) == Some(&Loc::Sealed(index, r)) {
                 out.push((*id, flat.qvec(r)));
-            } else {
-                self.dead_sealed = self.dead_sealed.saturating_sub(1);
             }
         }
         out
@@ -310,12 +306,7 @@ impl VectorIndex {
     /// (id, cosine), best first. The delta is scanned exactly; each segment returns its
     /// `ef_search` graph neighbours, filtered afterwards.
     pub fn search(&self, query: &[f32], k: usize, keep: impl Fn(u64) -> bool) -> Vec<(u64, f32)> {
-        let mut hits: Vec<(u64, f32)> = Vec::new();
-        for (id, v) in &self.delta {
-            if keep(*id) {
-                hits.push((*id, v.dot_f32(query)));
-            }
-        }
+        let mut hits = self.scan_delta(query, &keep);
         if !self.segments.is_empty() {
             let q = Node::Query(Arc::new(QVec::new(query)));
             let mut search = self.search.borrow_mut();
@@ -335,12 +326,7 @@ impl VectorIndex {
     /// Exact cosine of every live vector `keep` accepts (the ground truth for recall tests,
     /// and the path for small filtered sets).
     pub fn exact(&self, query: &[f32], k: usize, keep: impl Fn(u64) -> bool) -> Vec<(u64, f32)> {
-        let mut hits: Vec<(u64, f32)> = Vec::new();
-        for (id, v) in &self.delta {
-            if keep(*id) {
-                hits.push((*id, v.dot_f32(query)));
-            }
-        }
+        let mut hits = self.scan_delta(query, &keep);
         for (index, seg) in self.segments.iter().enumerate() {
             for (r, id) in seg.flat.ids.iter().enumerate() {
                 let r = r as u32;
@@ -350,6 +336,15 @@ impl VectorIndex {
             }
         }
         top_k(hits, k)
+    }
+
+    /// Exact cosines of the delta's vectors that `keep` accepts.
+    fn scan_delta(&self, query: &[f32], keep: &impl Fn(u64) -> bool) -> Vec<(u64, f32)> {
+        self.delta
+            .iter()
+            .filter(|(id, _)| keep(*id))
+            .map(|(id, v)| (*id, v.dot_f32(query)))
+            .collect()
     }
 
     /// The cosine of one id's vector with `query`, if it is live.
