@@ -5,8 +5,9 @@
 //! noise: pairwise cosines around 0.7–0.9) and 12-word texts from a 5,000-word Zipf-like
 //! vocabulary. Embedding is excluded: vectors are supplied as a host would.
 
+use crate::engine::Opened;
 use crate::record::Episode;
-use crate::store::MemoryStore;
+use crate::store::{Batch, KvStore, MemoryStore, Namespace, Table};
 use crate::{Config, Engine, Query};
 
 /// xorshift64: deterministic, seedable, no dependency.
@@ -76,7 +77,7 @@ pub struct StoreReport {
     pub n: usize,
     /// Episodes remembered per second (embedding excluded, index build excluded).
     pub ingest_per_s: f64,
-    /// Seconds to seal everything into HNSW (`maintain(true)`).
+    /// Seconds to seal everything into HNSW and write the first snapshot (`maintain(true)`).
     pub index_build_s: f64,
     /// Segments after the build.
     pub segments: usize,
@@ -84,9 +85,15 @@ pub struct StoreReport {
     pub recall_p50_ms: f64,
     /// 99th percentile.
     pub recall_p99_ms: f64,
-    /// Opening the store again and loading the namespace (ms).
+    /// Writing a snapshot of the namespace (ms).
+    pub snapshot_write_ms: f64,
+    /// Its size (MB).
+    pub snapshot_mb: f64,
+    /// Opening the store again and loading the namespace from its snapshot (ms).
     pub cold_open_ms: f64,
-    /// Recall p50 right after the cold open, before `maintain` (exact scan) (ms).
+    /// Loading it from the records alone, rebuilding every index (ms).
+    pub rebuild_open_ms: f64,
+    /// Recall p50 right after the cold open (ms).
     pub recall_after_open_p50_ms: f64,
     /// The engine's own estimate of its memory after the cold open (MB).
     pub engine_estimate_mb: f64,
@@ -137,8 +144,11 @@ pub fn store(n: usize, queries: usize, clock: &mut dyn FnMut() -> f64) -> StoreR
     }
     let ingest_ms = clock() - start;
     let start = clock();
-    let report = engine.maintain(true);
+    let report = engine.maintain(true).expect("maintain on a memory store");
     let build_ms = clock() - start;
+    let start = clock();
+    let snapshot_bytes = engine.snapshot("bench").expect("snapshot on a memory store");
+    let snapshot_ms = clock() - start;
     let mem1 = memory_bytes();
     let now = t0 + 366 * day;
     let run = |engine: &mut Engine<MemoryStore>, count: usize, clock: &mut dyn FnMut() -> f64| {
@@ -157,10 +167,26 @@ pub fn store(n: usize, queries: usize, clock: &mut dyn FnMut() -> f64) -> StoreR
     let mut warm = run(&mut engine, queries, clock);
     let store = engine.into_store();
     let start = clock();
-    let mut reopened = Engine::new(store, config);
+    let mut reopened = Engine::new(store, config.clone());
     reopened.load("bench").expect("load");
     let open_ms = clock() - start;
+    assert!(
+        matches!(reopened.opened("bench"), Some(Opened::Snapshot { replayed: 0, .. })),
+        "opened from the snapshot: {:?}",
+        reopened.opened("bench")
+    );
     let mut cold = run(&mut reopened, queries.min(50), clock);
+    let engine_mb = reopened.memory() as f64 / 1e6;
+    // The same store without its snapshot: every index rebuilt from the records.
+    let mut store = reopened.into_store();
+    let mut drop_head = Batch::new();
+    drop_head.delete(Namespace::new("bench").expect("valid").key(Table::Snapshot, b"head"));
+    store.write(&drop_head).expect("memory store write");
+    let start = clock();
+    let mut rebuilt = Engine::new(store, config);
+    rebuilt.load("bench").expect("load");
+    let rebuild_ms = clock() - start;
+    assert_eq!(rebuilt.opened("bench"), Some(&Opened::Rebuilt { reason: None }));
     StoreReport {
         n,
         ingest_per_s: n as f64 / (ingest_ms / 1e3),
@@ -168,9 +194,12 @@ pub fn store(n: usize, queries: usize, clock: &mut dyn FnMut() -> f64) -> StoreR
         segments: report.segments,
         recall_p50_ms: pct(&mut warm, 0.5),
         recall_p99_ms: pct(&mut warm, 0.99),
+        snapshot_write_ms: snapshot_ms,
+        snapshot_mb: snapshot_bytes as f64 / 1e6,
         cold_open_ms: open_ms,
+        rebuild_open_ms: rebuild_ms,
         recall_after_open_p50_ms: pct(&mut cold, 0.5),
-        engine_estimate_mb: reopened.memory() as f64 / 1e6,
+        engine_estimate_mb: engine_mb,
         memory_growth_mb: mem1.saturating_sub(mem0) as f64 / 1e6,
     }
 }

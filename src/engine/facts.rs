@@ -148,7 +148,7 @@ impl<S: KvStore> Engine<S> {
     ) -> Result<Vec<Fact>> {
         let ns = Namespace::new(ns)?;
         let mut out = Vec::new();
-        scan_all(&self.store, &ns.table_prefix(Table::Fact), |_, v| {
+        scan_all(&self.store, &ns.table_prefix(Table::Fact), None, |_, v| {
             let f = Fact::decode(v)?;
             if !f.expired(now)
                 && (policies.is_empty() || policies.contains(&f.policy))
@@ -168,7 +168,7 @@ impl<S: KvStore> Engine<S> {
         let mut prefix = key.as_bytes().to_vec();
         prefix.push(0);
         let mut out = Vec::new();
-        scan_all(&self.store, &ns.key(Table::FactHistory, &prefix), |_, v| {
+        scan_all(&self.store, &ns.key(Table::FactHistory, &prefix), None, |_, v| {
             out.push(Fact::decode(v)?);
             Ok(())
         })?;
@@ -278,7 +278,7 @@ impl<S: KvStore> Engine<S> {
             tables.push(Table::TripleHistory);
         }
         for table in tables {
-            scan_all(&self.store, &ns.key(table, prefix.as_bytes()), |_, v| {
+            scan_all(&self.store, &ns.key(table, prefix.as_bytes()), None, |_, v| {
                 out.push(Triple::decode(v)?);
                 Ok(())
             })?;

@@ -7,23 +7,26 @@
 //! A namespace is loaded on first use: its episodes and vectors are read with paged scans and
 //! the BM25 and vector indexes rebuilt from them (they are derived state).
 
+mod episodes;
 mod facts;
 pub mod policy;
 mod recall;
 mod rules;
 pub mod score;
+pub mod snapshot;
 mod space;
 
 pub use facts::FactWrite;
 pub use policy::{Decision, WritePolicy};
 pub use recall::{Filter, Hit, Query, Recall};
 pub use score::{Decay, Explanation, Formula, Scoring};
+pub use snapshot::Opened;
 
 use std::collections::HashMap;
 
 use crate::embed::{checked_unit_vector, Embedder, Role};
 use crate::error::{Error, Result};
-use crate::index::vectors::{MaintainReport, VectorConfig};
+use crate::index::vectors::VectorConfig;
 use crate::record::episode::encode_vector;
 use crate::record::{Episode, Status};
 use crate::store::{purge_namespace, Batch, KvStore, Namespace, Table};
@@ -44,6 +47,42 @@ pub struct Config {
     pub vectors: VectorConfig,
     /// Facts below this confidence are held back unless asked for.
     pub min_fact_confidence: f32,
+    /// `maintain` snapshots a namespace once this many episodes were added or changed since
+    /// its last snapshot (a cold open replays those from their records); `usize::MAX` leaves
+    /// snapshots to explicit [`Engine::snapshot`] calls.
+    pub snapshot_after: usize,
+    /// Largest snapshot chunk (bytes per stored value; Durable Object storage takes 128 KiB).
+    pub snapshot_chunk: usize,
+}
+
+fn write_snapshot(
+    store: &mut impl KvStore,
+    space: &mut Space,
+    ns: &Namespace,
+    config: &Config,
+) -> Result<usize> {
+    let (batch, chunks, bytes) =
+        snapshot::batch(space, ns, space.snap.chunks, config.snapshot_chunk)?;
+    store.write(&batch)?;
+    space.snap.watermark = space.next_id;
+    space.snap.chunks = chunks;
+    space.snap.dirty.clear();
+    Ok(bytes)
+}
+
+/// What [`Engine::maintain`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Maintenance {
+    /// Vectors sealed from exact deltas into HNSW segments.
+    pub sealed: usize,
+    /// Segment merges.
+    pub merges: usize,
+    /// Segments after the step, over all loaded namespaces.
+    pub segments: usize,
+    /// Snapshots written.
+    pub snapshots: usize,
+    /// Their total size (bytes).
+    pub snapshot_bytes: usize,
 }
 
 impl Default for Config {
@@ -55,6 +94,8 @@ impl Default for Config {
             scoring: Scoring::default(),
             vectors: VectorConfig::default(),
             min_fact_confidence: 0.5,
+            snapshot_after: 1024,
+            snapshot_chunk: 120 * 1024,
         }
     }
 }
@@ -186,20 +227,27 @@ impl<S: KvStore> Engine<S> {
         let ns = Namespace::new(ns)?;
         let space = self.space(&ns)?;
         let mut e =
-            space.episodes.get(&id).cloned().ok_or_else(|| {
+            space.episodes.get(id)?.map(|e| e.into_owned()).ok_or_else(|| {
                 Error::NotFound(format!("episode {id} in namespace {}", ns.as_str()))
             })?;
         e.status = status;
         let mut batch = Batch::new();
         batch.put(ns.key(Table::Episode, &id.to_be_bytes()), e.encode());
+        if space.marks_dirty(id) {
+            batch.put(snapshot::dirty_key(&ns, id), Vec::new());
+        }
         self.store.write(&batch)?;
         let vector = if e.is_live() { space::read_vector(&self.store, &ns, id)? } else { None };
         let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        if id < space.snap.watermark {
+            space.snap.dirty.insert(id);
+        }
         space.unindex(id);
         match vector {
             Some(v) => space.index(e, &v),
             None => {
-                space.episodes.insert(id, e);
+                space.by_time.insert((e.created_at, id));
+                space.episodes.insert(e);
             }
         }
         Ok(())
@@ -211,8 +259,8 @@ impl<S: KvStore> Engine<S> {
         let space = self.space(&ns)?;
         space
             .episodes
-            .get(&id)
-            .cloned()
+            .get(id)?
+            .map(|e| e.into_owned())
             .ok_or_else(|| Error::NotFound(format!("episode {id} in namespace {}", ns.as_str())))
     }
 
@@ -220,13 +268,10 @@ impl<S: KvStore> Engine<S> {
     pub fn timeline(&mut self, ns: &str, before: i64, limit: usize) -> Result<Vec<Episode>> {
         let ns = Namespace::new(ns)?;
         let space = self.space(&ns)?;
-        let mut out: Vec<Episode> = space
-            .by_time
-            .range(..(before, 0))
-            .rev()
-            .take(limit)
-            .map(|(_, id)| space.episodes[id].clone())
-            .collect();
+        let mut out = Vec::new();
+        for (_, id) in space.by_time.range(..(before, 0)).rev().take(limit) {
+            out.extend(space.episodes.get(*id)?.map(|e| e.into_owned()));
+        }
         out.reverse();
         Ok(out)
     }
@@ -236,15 +281,40 @@ impl<S: KvStore> Engine<S> {
     /// idle (a timer, `requestIdleCallback`, a Durable Object alarm); until then recent writes
     /// and a freshly opened namespace are scanned exactly, which stays correct but grows
     /// linearly. `needs_maintenance` says when a call is due.
-    pub fn maintain(&mut self, force: bool) -> MaintainReport {
-        let mut total = MaintainReport::default();
-        for space in self.spaces.values_mut() {
+    ///
+    /// It then writes a snapshot of each namespace with at least `Config::snapshot_after`
+    /// changes since its last one, so the next cold open reads the
+    /// indexes instead of rebuilding them (`engine::snapshot`).
+    pub fn maintain(&mut self, force: bool) -> Result<Maintenance> {
+        let mut total = Maintenance::default();
+        for (name, space) in self.spaces.iter_mut() {
             let r = space.vectors.maintain(force);
             total.sealed += r.sealed;
             total.merges += r.merges;
             total.segments += r.segments;
+            let pending = space.pending();
+            if pending == 0 || pending < self.config.snapshot_after as u64 {
+                continue;
+            }
+            let ns = Namespace::new(name)?;
+            total.snapshot_bytes += write_snapshot(&mut self.store, space, &ns, &self.config)?;
+            total.snapshots += 1;
         }
-        total
+        Ok(total)
+    }
+
+    /// Writes a snapshot of namespace `ns` now (whatever changed since the last one); returns
+    /// its size in bytes.
+    pub fn snapshot(&mut self, ns: &str) -> Result<usize> {
+        let ns = Namespace::new(ns)?;
+        self.space(&ns)?;
+        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        write_snapshot(&mut self.store, space, &ns, &self.config)
+    }
+
+    /// How namespace `ns` was opened (`None` while it is not loaded).
+    pub fn opened(&self, ns: &str) -> Option<&Opened> {
+        self.spaces.get(ns).map(|s| &s.opened)
     }
 
     /// True when some loaded namespace's exact delta has outgrown twice its sealing size.

@@ -2,7 +2,9 @@
 
 use crate::index::FastMap as HashMap;
 
+use super::episodes::Hot;
 use super::score::{Explanation, Scoring, Signals};
+use super::snapshot::dirty_key;
 use super::space::Space;
 use super::Engine;
 use crate::embed::Role;
@@ -42,6 +44,26 @@ impl Filter {
     /// True when no field filters.
     pub fn is_empty(&self) -> bool {
         *self == Filter::default()
+    }
+
+    /// True when the fields kept for every episode ([`Hot`]) pass; [`Filter::matches`] must
+    /// still be asked when [`Filter::needs_episode`].
+    pub(crate) fn matches_hot(&self, h: &Hot) -> bool {
+        self.window.is_none_or(|w| w.contains(h.created_at))
+            && (self.statuses.is_empty() || self.statuses.contains(&h.status))
+            && (self.tiers.is_empty() || self.tiers.contains(&h.tier))
+    }
+
+    /// True when some field needs the whole episode to check.
+    pub(crate) fn needs_episode(&self) -> bool {
+        self.agent.is_some()
+            || self.entity.is_some()
+            || !self.tags.is_empty()
+            || !self.kinds.is_empty()
+            || self.tool.is_some()
+            || self.entity_type.is_some()
+            || self.error_class.is_some()
+            || self.stage.is_some()
     }
 
     /// True when `e` passes.
@@ -171,7 +193,7 @@ impl<S: KvStore> Engine<S> {
             cands = candidates(space, &text, &qv, &filter, query.k);
             window_dropped = true;
         }
-        let hits = rescore(space, &scoring, &text, &qv, cands, now, query.k);
+        let hits = rescore(space, &scoring, &text, &qv, cands, now, query.k)?;
         if query.touch && !hits.is_empty() {
             let mut batch = Batch::new();
             let mut touched = Vec::new();
@@ -180,12 +202,18 @@ impl<S: KvStore> Engine<S> {
                 e.last_accessed_at = e.last_accessed_at.max(now);
                 e.access_count = e.access_count.saturating_add(1);
                 batch.put(ns.key(Table::Episode, &e.id.to_be_bytes()), e.encode());
+                if space.marks_dirty(e.id) {
+                    batch.put(dirty_key(&ns, e.id), Vec::new());
+                }
                 touched.push(e);
             }
             self.store.write(&batch)?;
             let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
             for e in touched {
-                space.episodes.insert(e.id, e);
+                if e.id < space.snap.watermark {
+                    space.snap.dirty.insert(e.id);
+                }
+                space.episodes.insert(e);
             }
         }
         Ok(Recall { hits, time, window: filter.window.filter(|w| *w != bound), window_dropped })
@@ -203,8 +231,8 @@ fn intersect(a: Option<Window>, b: Option<Window>) -> Option<Window> {
 fn anchor_window(space: &Space, event: &str, before: bool, now: i64) -> Option<Window> {
     let hit = space
         .bm25
-        .search(event, 1, |id| space.episodes.get(&id).is_some_and(|e| e.created_at <= now));
-    let at = space.episodes.get(&hit.first()?.id)?.created_at;
+        .search(event, 1, |id| space.episodes.hot(id).is_some_and(|e| e.created_at <= now));
+    let at = space.episodes.hot(hit.first()?.id)?.created_at;
     Some(if before {
         Window { from: i64::MIN, to: at }
     } else {
@@ -220,7 +248,11 @@ fn candidates(
     k: usize,
 ) -> HashMap<u64, Vec<&'static str>> {
     let n = (k * FANOUT).max(MIN_CANDIDATES);
-    let keep = |id: u64| space.episodes.get(&id).is_some_and(|e| e.is_live() && filter.matches(e));
+    let whole = filter.needs_episode();
+    let keep = |id: u64| {
+        space.episodes.hot(id).is_some_and(|h| h.is_live() && filter.matches_hot(h))
+            && (!whole || matches!(space.episodes.get(id), Ok(Some(e)) if filter.matches(&e)))
+    };
     let mut out: HashMap<u64, Vec<&'static str>> = HashMap::default();
     for h in space.bm25.search(text, n, keep) {
         out.entry(h.id).or_default().push("bm25");
@@ -265,12 +297,12 @@ fn rescore(
     cands: HashMap<u64, Vec<&'static str>>,
     now: i64,
     k: usize,
-) -> Vec<Hit> {
+) -> Result<Vec<Hit>> {
     let qterms = crate::index::bm25::query_terms(text);
-    let mut rows: Vec<(&Episode, Vec<&'static str>, Signals)> = cands
+    let mut rows: Vec<(&Hot, Vec<&'static str>, Signals)> = cands
         .into_iter()
         .filter_map(|(id, sources)| {
-            let e = space.episodes.get(&id)?;
+            let e = space.episodes.hot(id)?;
             let signals = Signals {
                 bm25: space.bm25.score_terms(&qterms, id),
                 cosine: space.vectors.score(id, qv).unwrap_or(0.0),
@@ -284,7 +316,7 @@ fn rescore(
         .collect();
     rows.sort_by_key(|r| r.0.id);
     let signals: Vec<Signals> = rows.iter().map(|r| r.2.clone()).collect();
-    let mut scored: Vec<(&Episode, Explanation)> = scoring
+    let mut scored: Vec<(&Hot, Explanation)> = scoring
         .explain(&signals)
         .into_iter()
         .zip(rows)
@@ -293,7 +325,7 @@ fn rescore(
             (e, explanation)
         })
         .collect();
-    let order = |a: &(&Episode, Explanation), b: &(&Episode, Explanation)| {
+    let order = |a: &(&Hot, Explanation), b: &(&Hot, Explanation)| {
         b.1.final_score
             .total_cmp(&a.1.final_score)
             .then(b.0.created_at.cmp(&a.0.created_at))
@@ -311,7 +343,8 @@ fn rescore(
             if let Some(h) = space.bm25.explain_terms(&qterms, e.id) {
                 explanation.terms = h.terms.into_iter().map(|t| (t.term, t.score)).collect();
             }
-            Hit { episode: e.clone(), explanation }
+            let episode = space.episodes.get(e.id)?.expect("candidates are episodes").into_owned();
+            Ok(Hit { episode, explanation })
         })
         .collect()
 }
@@ -321,7 +354,7 @@ fn rescore(
 /// `shadow_cosine`) is likely stale (Node 18 after the move to Node 22) and is penalised. Only
 /// the top [`SHADOW_POOL`] are compared, so the pairwise cost stays bounded (and independent
 /// of `k`, so asking for fewer hits never changes the scores of those returned).
-fn shadow(space: &Space, scoring: &Scoring, hits: &mut [(&Episode, Explanation)]) {
+fn shadow(space: &Space, scoring: &Scoring, hits: &mut [(&Hot, Explanation)]) {
     let m = hits.len().min(SHADOW_POOL);
     let mut penalised = Vec::new();
     for i in 0..m {

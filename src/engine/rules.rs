@@ -61,7 +61,7 @@ impl<S: KvStore> Engine<S> {
     pub fn rules(&self, ns: &str, statuses: &[RuleStatus]) -> Result<Vec<Rule>> {
         let nsc = Namespace::new(ns)?;
         let mut out = Vec::new();
-        scan_all(&self.store, &nsc.table_prefix(Table::Rule), |_, v| {
+        scan_all(&self.store, &nsc.table_prefix(Table::Rule), None, |_, v| {
             let r = Rule::decode(v)?;
             if statuses.is_empty() || statuses.contains(&r.status) {
                 out.push(r);

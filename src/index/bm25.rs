@@ -41,11 +41,17 @@ pub struct Hit {
 /// An in-memory BM25 index.
 #[derive(Debug, Clone)]
 pub struct Bm25 {
-    k1: f32,
-    b: f32,
-    doc_len: HashMap<u64, u32>,
-    postings: HashMap<String, HashMap<u64, u32>>,
-    total_len: u64,
+    pub(super) k1: f32,
+    pub(super) b: f32,
+    pub(super) doc_len: HashMap<u64, u32>,
+    /// Per term, (document, term frequency) sorted by document.
+    pub(super) postings: HashMap<String, Vec<(u64, u32)>>,
+    pub(super) total_len: u64,
+}
+
+/// The term frequency of `id` in a posting list.
+fn tf_of(docs: &[(u64, u32)], id: u64) -> Option<u32> {
+    docs.binary_search_by_key(&id, |p| p.0).ok().map(|i| docs[i].1)
 }
 
 impl Default for Bm25 {
@@ -70,14 +76,32 @@ impl Bm25 {
         self.doc_len.is_empty()
     }
 
+    /// Approximate bytes held (postings, term table, document lengths).
+    pub fn memory(&self) -> usize {
+        let postings: usize =
+            self.postings.iter().map(|(t, d)| d.capacity() * 16 + t.capacity() + 56).sum();
+        postings + self.doc_len.capacity() * 16
+    }
+
     /// Indexes `text` as document `id`, replacing a previous version of it.
     pub fn insert(&mut self, id: u64, text: &str) {
         self.remove(id);
         let terms = terms(text);
         self.total_len += terms.len() as u64;
         self.doc_len.insert(id, terms.len() as u32);
+        let mut counts: HashMap<String, u32> = HashMap::default();
         for t in terms {
-            *self.postings.entry(t).or_default().entry(id).or_default() += 1;
+            *counts.entry(t).or_default() += 1;
+        }
+        for (t, tf) in counts {
+            let docs = self.postings.entry(t).or_default();
+            match docs.last() {
+                Some(&(last, _)) if last > id => {
+                    let at = docs.partition_point(|p| p.0 < id);
+                    docs.insert(at, (id, tf));
+                }
+                _ => docs.push((id, tf)),
+            }
         }
     }
 
@@ -86,7 +110,9 @@ impl Bm25 {
         let Some(len) = self.doc_len.remove(&id) else { return };
         self.total_len -= u64::from(len);
         self.postings.retain(|_, docs| {
-            docs.remove(&id);
+            if let Ok(i) = docs.binary_search_by_key(&id, |p| p.0) {
+                docs.remove(i);
+            }
             !docs.is_empty()
         });
     }
@@ -113,7 +139,7 @@ impl Bm25 {
             .iter()
             .filter_map(|t| {
                 let docs = self.postings.get(t)?;
-                let tf = *docs.get(&id)?;
+                let tf = tf_of(docs, id)?;
                 Some(self.term_score(tf, docs.len(), dl as f32, n, avgdl).1)
             })
             .sum()
@@ -127,7 +153,7 @@ impl Bm25 {
         let mut hit = Hit { id, score: 0.0, terms: Vec::new() };
         for term in query_terms {
             let Some(docs) = self.postings.get(term) else { continue };
-            let Some(&tf) = docs.get(&id) else { continue };
+            let Some(tf) = tf_of(docs, id) else { continue };
             let (idf, score) = self.term_score(tf, docs.len(), dl, n, avgdl);
             hit.score += score;
             hit.terms.push(TermScore { term: term.clone(), tf, idf, score });
@@ -149,7 +175,7 @@ impl Bm25 {
         let mut scores: HashMap<u64, f32> = HashMap::default();
         for term in &query_terms {
             let Some(docs) = self.postings.get(term) else { continue };
-            for (&id, &tf) in docs {
+            for &(id, tf) in docs {
                 let dl = self.doc_len[&id] as f32;
                 *scores.entry(id).or_default() += self.term_score(tf, docs.len(), dl, n, avgdl).1;
             }

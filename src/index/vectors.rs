@@ -21,8 +21,8 @@ use super::FastMap as HashMap;
 /// A unit vector quantised to int8 with one scale.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QVec {
-    scale: f32,
-    data: Box<[i8]>,
+    pub(super) scale: f32,
+    pub(super) data: Box<[i8]>,
 }
 
 impl QVec {
@@ -77,11 +77,11 @@ fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
 
 /// A sealed segment's vectors, contiguous: row `r` is `data[r·dim..(r+1)·dim]` × `scales[r]`.
 #[derive(Debug)]
-struct Flat {
-    dim: usize,
-    ids: Vec<u64>,
-    scales: Vec<f32>,
-    data: Vec<i8>,
+pub(super) struct Flat {
+    pub(super) dim: usize,
+    pub(super) ids: Vec<u64>,
+    pub(super) scales: Vec<f32>,
+    pub(super) data: Vec<i8>,
 }
 
 impl Flat {
@@ -99,7 +99,7 @@ impl Flat {
 
 /// A graph node: a row of a segment, or the query being searched for.
 #[derive(Debug, Clone)]
-enum Node {
+pub(super) enum Node {
     Row(Arc<Flat>, u32),
     Query(Arc<QVec>),
 }
@@ -139,25 +139,25 @@ impl Default for VectorConfig {
     }
 }
 
-struct Segment {
-    flat: Arc<Flat>,
-    map: HnswMap<Node, u32>,
+pub(super) struct Segment {
+    pub(super) flat: Arc<Flat>,
+    pub(super) map: HnswMap<Node, u32>,
 }
 
 /// Where an id's current vector is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Loc {
+pub(super) enum Loc {
     Delta(usize),
     Sealed(usize, u32),
 }
 
 /// HNSW segments + exact delta; ids are the engine's episode ids.
 pub struct VectorIndex {
-    config: VectorConfig,
-    dim: usize,
-    segments: Vec<Segment>,
-    delta: Vec<(u64, QVec)>,
-    loc: HashMap<u64, Loc>,
+    pub(super) config: VectorConfig,
+    pub(super) dim: usize,
+    pub(super) segments: Vec<Segment>,
+    pub(super) delta: Vec<(u64, QVec)>,
+    pub(super) loc: HashMap<u64, Loc>,
     /// Reused between queries: a fresh one allocates a visited set the size of the graph.
     search: RefCell<Search>,
 }
@@ -394,7 +394,7 @@ fn top_k(mut hits: Vec<(u64, f32)>, k: usize) -> Vec<(u64, f32)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn unit(seed: u64, dim: usize) -> Vec<f32> {

@@ -271,7 +271,7 @@ fn outcome_from(c: u8) -> Result<Outcome> {
     })
 }
 
-fn status_code(s: Status) -> u8 {
+pub(crate) fn status_code(s: Status) -> u8 {
     match s {
         Status::Raw => 0,
         Status::Active => 1,
@@ -280,7 +280,7 @@ fn status_code(s: Status) -> u8 {
     }
 }
 
-fn status_from(c: u8) -> Result<Status> {
+pub(crate) fn status_from(c: u8) -> Result<Status> {
     Ok(match c {
         0 => Status::Raw,
         1 => Status::Active,

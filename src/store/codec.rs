@@ -7,6 +7,7 @@
 //! payload  := fields written by `Writer`, in the order the record's own docs give:
 //!             u8 | u32 | u64 | i64 | f32 | f64 (LE, fixed width)
 //!             bytes := len:u32 bytes;  str := bytes holding UTF-8
+//!             var := LEB128 (7 bits a byte, low bits first), used by snapshots
 //! ```
 //!
 //! `version` is [`FORMAT_VERSION`]; a reader meeting a newer version refuses it with a typed
@@ -69,6 +70,15 @@ impl Writer {
     /// Appends a `u8`.
     pub fn u8(&mut self, v: u8) -> &mut Self {
         self.buf.push(v);
+        self
+    }
+    /// Appends a LEB128 unsigned integer (see [`Reader::var`]).
+    pub fn var(&mut self, mut v: u64) -> &mut Self {
+        while v >= 0x80 {
+            self.buf.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        self.buf.push(v as u8);
         self
     }
     /// Appends a `u32`.
@@ -140,6 +150,16 @@ impl<'a> Reader<'a> {
         Self { rest: payload, what }
     }
 
+    /// Bytes not read yet (bounds preallocation by what a corrupt count claims).
+    pub fn remaining(&self) -> usize {
+        self.rest.len()
+    }
+
+    /// A corruption error naming this record.
+    pub fn corrupt(&self, detail: String) -> Error {
+        Error::Corrupt { what: self.what.to_string(), detail }
+    }
+
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if self.rest.len() < n {
             return Err(Error::Corrupt {
@@ -154,6 +174,18 @@ impl<'a> Reader<'a> {
 
     fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
         Ok(self.take(N)?.try_into().expect("N bytes"))
+    }
+    /// Reads a LEB128 unsigned integer (7 bits per byte, low first; at most 10 bytes).
+    pub fn var(&mut self) -> Result<u64> {
+        let mut v = 0u64;
+        for shift in (0..70).step_by(7) {
+            let b = self.u8()?;
+            v |= u64::from(b & 0x7f).checked_shl(shift).unwrap_or(0);
+            if b < 0x80 {
+                return Ok(v);
+            }
+        }
+        Err(self.corrupt("varint longer than 10 bytes".into()))
     }
     /// Reads a `u8`.
     pub fn u8(&mut self) -> Result<u8> {

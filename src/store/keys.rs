@@ -30,6 +30,8 @@ pub enum Table {
     Triple,
     /// Invalidated triples, with their validity end.
     TripleHistory,
+    /// Snapshots of derived indexes (`engine::snapshot`).
+    Snapshot,
 }
 
 impl Table {
@@ -43,6 +45,7 @@ impl Table {
             Table::Vector => "v",
             Table::Triple => "t",
             Table::TripleHistory => "x",
+            Table::Snapshot => "s",
         }
     }
 }

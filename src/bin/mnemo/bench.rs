@@ -88,6 +88,8 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         dim: embedder.dim(),
         // Every item is ingested: the benchmark scores retrieval, not the write policy.
         policy: WritePolicy { min_chars: 1, discard_kinds: Vec::new(), ..WritePolicy::default() },
+        // The store is in memory and thrown away: no snapshots.
+        snapshot_after: usize::MAX,
         ..Config::default()
     };
     let mut engine = Engine::new(MemoryStore::new(), config);
@@ -103,7 +105,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
             }
         };
     }
-    engine.maintain(true);
+    engine.maintain(true).map_err(|e| e.to_string())?;
     eprintln!("  ingested in {:.2}s (embedding excluded)", t.elapsed().as_secs_f64());
     let mut out = std::fs::File::create(out_path).map_err(|e| format!("{out_path}: {e}"))?;
     let t = Instant::now();

@@ -220,6 +220,9 @@ fn ingest(opts: &Opts, ns: &str) -> Result<(), String> {
             Remembered::Discarded { .. } => dropped += 1,
         }
     }
+    // Seals the vectors and, past `snapshot_after` changes, snapshots the namespace so the
+    // next command opens it without rebuilding.
+    engine.maintain(false).map_err(|e| e.to_string())?;
     println!(
         "ingested {kept} episodes into namespace {ns:?} ({dropped} discarded by the write policy)"
     );

@@ -1,0 +1,189 @@
+//! A namespace's episodes in memory: the fields every recall reads ([`Hot`]) for each one,
+//! the rest decoded on demand.
+//!
+//! Episodes that came from a snapshot stay as their sealed records in one byte arena and are
+//! decoded only when a filter, a hit or a caller needs them whole; episodes written or changed
+//! since are held decoded. A cold open therefore copies the arena instead of allocating every
+//! string of every episode.
+
+use std::borrow::Cow;
+
+use crate::error::Result;
+use crate::index::FastMap;
+use crate::record::{Episode, Status};
+
+/// What ranking and the common filters read, per episode.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Hot {
+    pub id: u64,
+    pub created_at: i64,
+    pub last_accessed_at: i64,
+    pub access_count: u32,
+    pub importance: f32,
+    pub tier: u8,
+    pub status: Status,
+}
+
+impl Hot {
+    pub fn of(e: &Episode) -> Self {
+        Self {
+            id: e.id,
+            created_at: e.created_at,
+            last_accessed_at: e.last_accessed_at,
+            access_count: e.access_count,
+            importance: e.importance,
+            tier: e.tier,
+            status: e.status,
+        }
+    }
+
+    /// True when the episode is indexed and may be recalled.
+    pub fn is_live(&self) -> bool {
+        matches!(self.status, Status::Raw | Status::Active)
+    }
+}
+
+enum Body {
+    /// `arena[start..end]` holds its sealed record.
+    Arena(u32, u32),
+    Owned(Box<Episode>),
+}
+
+/// Episodes by id.
+#[derive(Default)]
+pub(crate) struct Episodes {
+    hot: Vec<Hot>,
+    body: Vec<Body>,
+    slot: FastMap<u64, u32>,
+    arena: Vec<u8>,
+}
+
+impl Episodes {
+    /// Episodes whose records sit in `arena` at `spans` (one per `hot`, same order).
+    pub fn from_arena(hot: Vec<Hot>, spans: Vec<(u32, u32)>, arena: Vec<u8>) -> Self {
+        let mut slot = FastMap::default();
+        slot.reserve(hot.len());
+        for (i, h) in hot.iter().enumerate() {
+            slot.insert(h.id, i as u32);
+        }
+        let body = spans.into_iter().map(|(s, e)| Body::Arena(s, e)).collect();
+        Self { hot, body, slot, arena }
+    }
+
+    pub fn len(&self) -> usize {
+        self.hot.len()
+    }
+
+    pub fn hot(&self, id: u64) -> Option<&Hot> {
+        self.slot.get(&id).map(|&i| &self.hot[i as usize])
+    }
+
+    pub fn hots(&self) -> &[Hot] {
+        &self.hot
+    }
+
+    /// The whole episode (decoded from the arena when it lives there).
+    pub fn get(&self, id: u64) -> Result<Option<Cow<'_, Episode>>> {
+        let Some(&i) = self.slot.get(&id) else { return Ok(None) };
+        Ok(Some(match &self.body[i as usize] {
+            Body::Owned(e) => Cow::Borrowed(&**e),
+            Body::Arena(s, e) => {
+                Cow::Owned(Episode::decode(&self.arena[*s as usize..*e as usize])?)
+            }
+        }))
+    }
+
+    /// The episode's sealed record.
+    pub fn record(&self, id: u64) -> Option<Cow<'_, [u8]>> {
+        let &i = self.slot.get(&id)?;
+        Some(match &self.body[i as usize] {
+            Body::Owned(e) => Cow::Owned(e.encode()),
+            Body::Arena(s, e) => Cow::Borrowed(&self.arena[*s as usize..*e as usize]),
+        })
+    }
+
+    /// Adds or replaces an episode.
+    pub fn insert(&mut self, e: Episode) {
+        let hot = Hot::of(&e);
+        match self.slot.get(&e.id) {
+            Some(&i) => {
+                self.hot[i as usize] = hot;
+                self.body[i as usize] = Body::Owned(Box::new(e));
+            }
+            None => {
+                self.slot.insert(e.id, self.hot.len() as u32);
+                self.hot.push(hot);
+                self.body.push(Body::Owned(Box::new(e)));
+            }
+        }
+    }
+
+    /// Removes an episode; returns its hot fields.
+    pub fn remove(&mut self, id: u64) -> Option<Hot> {
+        let i = self.slot.remove(&id)? as usize;
+        let hot = self.hot.swap_remove(i);
+        self.body.swap_remove(i);
+        if let Some(moved) = self.hot.get(i) {
+            self.slot.insert(moved.id, i as u32);
+        }
+        Some(hot)
+    }
+
+    /// Approximate bytes held.
+    pub fn memory(&self) -> usize {
+        let owned: usize = self
+            .body
+            .iter()
+            .map(|b| match b {
+                Body::Arena(..) => 0,
+                Body::Owned(e) => {
+                    std::mem::size_of::<Episode>()
+                        + e.text.len()
+                        + e.verdict.len()
+                        + e.entities.iter().chain(&e.tags).map(|s| s.len() + 24).sum::<usize>()
+                        + 48
+                }
+            })
+            .sum();
+        self.arena.capacity()
+            + self.hot.capacity() * std::mem::size_of::<Hot>()
+            + self.body.capacity() * std::mem::size_of::<Body>()
+            + self.slot.capacity() * 16
+            + owned
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arena_and_owned_episodes_read_alike() {
+        let mut eps: Vec<Episode> = (1..=3)
+            .map(|i| {
+                let mut e = Episode::new(format!("episode {i}"), 1_000 * i as i64);
+                e.id = i;
+                e.tags = vec![format!("t{i}")];
+                e
+            })
+            .collect();
+        let mut arena = Vec::new();
+        let mut spans = Vec::new();
+        for e in &eps {
+            let start = arena.len() as u32;
+            arena.extend_from_slice(&e.encode());
+            spans.push((start, arena.len() as u32));
+        }
+        let mut store = Episodes::from_arena(eps.iter().map(Hot::of).collect(), spans, arena);
+        assert_eq!(store.get(2).unwrap().unwrap().as_ref(), &eps[1]);
+        assert_eq!(store.record(3).unwrap().as_ref(), eps[2].encode().as_slice());
+        eps[1].status = Status::Rejected;
+        store.insert(eps[1].clone());
+        assert!(!store.hot(2).unwrap().is_live());
+        assert_eq!(store.get(2).unwrap().unwrap().as_ref(), &eps[1]);
+        assert_eq!(store.remove(1).map(|h| h.id), Some(1));
+        assert_eq!(store.len(), 2);
+        assert_eq!(store.get(3).unwrap().unwrap().as_ref(), &eps[2], "moved slot still found");
+        assert!(store.get(1).unwrap().is_none());
+    }
+}

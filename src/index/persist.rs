@@ -1,0 +1,253 @@
+//! Byte forms of the derived indexes, for snapshots (`engine::snapshot`): loading these is
+//! much faster than rebuilding them (no tokenising, no quantising, no HNSW build).
+//!
+//! Little-endian, written with [`Writer`]; `str` and `bytes` are length-prefixed.
+//!
+//! ```text
+//! bm25     := k1:f32 b:f32 total_len:u64
+//!             docs:u32 (id_gap:var len:var)×docs          ascending id
+//!             terms:u32 (term:str n:var (id_gap:var tf:var)×n)×terms
+//!                                                        terms ascending, postings by id
+//! id_gap  := the id minus the previous id of the same list (the first: minus 0)
+//! vectors  := dim:u32 ef_search:u32 segments:u32 segment×segments
+//!             delta:u32 (id:u64 scale:f32 row:i8×dim)×delta
+//! segment  := rows:u32 ids:bytes(u64×rows) scales:bytes(f32×rows) data:bytes(i8×rows·dim)
+//!             graph:bytes
+//! ```
+//!
+//! `graph` is instant-distance's `HnswMap<row, row>` in postcard's encoding, each point stored
+//! as its row number (instant-distance 0.6 exposes its graph only through serde, so this part
+//! follows its struct layout; the engine's snapshot header names the versions, and a snapshot
+//! written by another layout is rebuilt instead of read). Which rows are live is not stored:
+//! segments are read in order, then the delta, the last location of an id wins, and the engine
+//! then drops every id whose episode is no longer live.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use serde::de::Error as _;
+use serde::ser::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::bm25::Bm25;
+use super::vectors::{Flat, Loc, Node, QVec, Segment, VectorConfig, VectorIndex};
+use crate::error::{Error, Result};
+use crate::store::codec::{Reader, Writer};
+
+impl Bm25 {
+    /// Appends the index's byte form (module docs) to `w`.
+    pub fn encode(&self, w: &mut Writer) {
+        w.f32(self.k1).f32(self.b).u64(self.total_len);
+        let mut docs: Vec<(u64, u32)> = self.doc_len.iter().map(|(&i, &l)| (i, l)).collect();
+        docs.sort_unstable();
+        w.u32(docs.len() as u32);
+        let mut prev = 0;
+        for (id, len) in docs {
+            w.var(id - prev).var(u64::from(len));
+            prev = id;
+        }
+        let mut terms: Vec<(&String, &Vec<(u64, u32)>)> = self.postings.iter().collect();
+        terms.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        w.u32(terms.len() as u32);
+        for (term, docs) in terms {
+            w.str(term).var(docs.len() as u64);
+            let mut prev = 0;
+            for &(id, tf) in docs {
+                w.var(id - prev).var(u64::from(tf));
+                prev = id;
+            }
+        }
+    }
+
+    /// Reads what [`Bm25::encode`] wrote.
+    pub fn decode(r: &mut Reader) -> Result<Self> {
+        let (k1, b, total_len) = (r.f32()?, r.f32()?, r.u64()?);
+        let mut index = Bm25::new(k1, b);
+        index.total_len = total_len;
+        let docs = r.u32()? as usize;
+        index.doc_len.reserve(docs.min(r.remaining() / 2));
+        let mut id = 0u64;
+        for _ in 0..docs {
+            id =
+                id.checked_add(r.var()?).ok_or_else(|| r.corrupt("document id overflow".into()))?;
+            let len = u32::try_from(r.var()?).map_err(|_| r.corrupt("document length".into()))?;
+            index.doc_len.insert(id, len);
+        }
+        let terms = r.u32()? as usize;
+        index.postings.reserve(terms.min(r.remaining() / 8));
+        for _ in 0..terms {
+            let term = r.str()?.to_string();
+            let n = r.var()? as usize;
+            let mut list = Vec::with_capacity(n.min(r.remaining() / 2));
+            let mut id = 0u64;
+            for i in 0..n {
+                let gap = r.var()?;
+                if gap == 0 && i > 0 {
+                    return Err(r.corrupt(format!("postings of {term:?} repeat an id")));
+                }
+                id = id.checked_add(gap).ok_or_else(|| r.corrupt("posting id overflow".into()))?;
+                let tf = u32::try_from(r.var()?).map_err(|_| r.corrupt("term frequency".into()))?;
+                list.push((id, tf));
+            }
+            index.postings.insert(term, list);
+        }
+        Ok(index)
+    }
+}
+
+thread_local! {
+    /// The segment whose graph is being read: points are stored as row numbers.
+    static READING: RefCell<Option<Arc<Flat>>> = const { RefCell::new(None) };
+}
+
+impl Serialize for Node {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Node::Row(_, row) => s.serialize_u32(*row),
+            Node::Query(_) => Err(S::Error::custom("a query is never a graph point")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Node {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let row = u32::deserialize(d)?;
+        READING.with(|flat| match flat.borrow().as_ref() {
+            Some(flat) if (row as usize) < flat.ids.len() => Ok(Node::Row(flat.clone(), row)),
+            Some(flat) => Err(D::Error::custom(format!("row {row} of {}", flat.ids.len()))),
+            None => Err(D::Error::custom("graph read outside a segment")),
+        })
+    }
+}
+
+fn le_chunks<const N: usize>(bytes: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
+    bytes.chunks_exact(N).map(|c| c.try_into().expect("chunks_exact"))
+}
+
+impl VectorIndex {
+    /// Appends the index's byte form (module docs) to `w`.
+    pub fn encode(&self, w: &mut Writer) -> Result<()> {
+        w.u32(self.dim as u32).u32(self.config.ef_search as u32).u32(self.segments.len() as u32);
+        for seg in &self.segments {
+            let f = &seg.flat;
+            let ids: Vec<u8> = f.ids.iter().flat_map(|i| i.to_le_bytes()).collect();
+            let scales: Vec<u8> = f.scales.iter().flat_map(|s| s.to_le_bytes()).collect();
+            let data: Vec<u8> = f.data.iter().map(|&x| x as u8).collect();
+            let graph = postcard::to_allocvec(&seg.map).map_err(|e| Error::Corrupt {
+                what: "vector index snapshot".into(),
+                detail: format!("graph not serialisable: {e}"),
+            })?;
+            w.u32(f.ids.len() as u32).bytes(&ids).bytes(&scales).bytes(&data).bytes(&graph);
+        }
+        w.u32(self.delta.len() as u32);
+        for (id, q) in &self.delta {
+            w.u64(*id).f32(q.scale);
+            let row: Vec<u8> = q.data.iter().map(|&x| x as u8).collect();
+            w.bytes(&row);
+        }
+        Ok(())
+    }
+
+    /// Reads what [`VectorIndex::encode`] wrote, for vectors of `dim` dimensions tuned by
+    /// `config` (a snapshot of another dimension or `ef_search` is refused).
+    pub fn decode(r: &mut Reader, dim: usize, config: VectorConfig) -> Result<Self> {
+        let (d, ef) = (r.u32()? as usize, r.u32()? as usize);
+        if d != dim || ef != config.ef_search {
+            return Err(r.corrupt(format!(
+                "snapshot of dim {d}, ef_search {ef}; this index is dim {dim}, ef_search {}",
+                config.ef_search
+            )));
+        }
+        let mut index = VectorIndex::new(dim, config);
+        let segments = r.u32()? as usize;
+        for s in 0..segments {
+            let rows = r.u32()? as usize;
+            let (ids, scales, data) = (r.bytes()?, r.bytes()?, r.bytes()?);
+            if ids.len() != rows * 8 || scales.len() != rows * 4 || data.len() != rows * dim {
+                return Err(r.corrupt(format!("segment {s}: sizes disagree with {rows} rows")));
+            }
+            let flat = Arc::new(Flat {
+                dim,
+                ids: le_chunks::<8>(ids).map(u64::from_le_bytes).collect(),
+                scales: le_chunks::<4>(scales).map(f32::from_le_bytes).collect(),
+                data: data.iter().map(|&x| x as i8).collect(),
+            });
+            let graph = r.bytes()?;
+            READING.with(|f| *f.borrow_mut() = Some(flat.clone()));
+            let map = postcard::from_bytes(graph);
+            READING.with(|f| *f.borrow_mut() = None);
+            let map = map.map_err(|e| r.corrupt(format!("segment {s} graph: {e}")))?;
+            for (row, id) in flat.ids.iter().enumerate() {
+                index.loc.insert(*id, Loc::Sealed(s, row as u32));
+            }
+            index.segments.push(Segment { flat, map });
+        }
+        let delta = r.u32()? as usize;
+        index.delta.reserve(delta.min(r.remaining() / (dim + 16)));
+        for _ in 0..delta {
+            let (id, scale, row) = (r.u64()?, r.f32()?, r.bytes()?);
+            if row.len() != dim {
+                return Err(r.corrupt(format!("delta row of {} bytes", row.len())));
+            }
+            let data = row.iter().map(|&x| x as i8).collect();
+            if let Some(Loc::Delta(_)) = index.loc.get(&id) {
+                return Err(r.corrupt(format!("id {id} twice in the delta")));
+            }
+            index.loc.insert(id, Loc::Delta(index.delta.len()));
+            index.delta.push((id, QVec { scale, data }));
+        }
+        Ok(index)
+    }
+
+    /// Every id with a live vector.
+    pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.loc.keys().copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::vectors::tests::unit;
+
+    #[test]
+    fn indexes_read_back_answer_exactly_as_written() {
+        let config = VectorConfig { seal_at: 100, ..VectorConfig::default() };
+        let mut v = VectorIndex::new(32, config);
+        let mut b = Bm25::default();
+        for id in 0..450u64 {
+            v.insert(id, &unit(id, 32));
+            b.insert(id, &format!("word{} word{} shared", id % 7, id % 13));
+            if id == 239 || id == 299 {
+                v.maintain(true); // two segments (240 and 60 rows), then a delta of 150
+            }
+        }
+        v.remove(3); // a tombstone in a sealed segment
+        v.remove(420); // and one in the delta
+        b.remove(3);
+        let mut w = Writer::new();
+        b.encode(&mut w);
+        v.encode(&mut w).unwrap();
+        let bytes = w.finish();
+        let mut r = Reader::new(&bytes, "test");
+        let b2 = Bm25::decode(&mut r).unwrap();
+        let mut v2 = VectorIndex::decode(&mut r, 32, config).unwrap();
+        r.end().unwrap();
+        // Liveness is the engine's to restore (module docs): drop the tombstoned row again.
+        assert!(v2.ids().any(|id| id == 3));
+        v2.remove(3);
+        assert_eq!((v2.len(), v2.segment_count(), v2.delta_len()), (448, 2, 149));
+        for q in 0..20u64 {
+            let query = unit(1000 + q, 32);
+            assert_eq!(v2.search(&query, 10, |_| true), v.search(&query, 10, |_| true));
+            let text = format!("word{} shared", q % 7);
+            assert_eq!(b2.search(&text, 10, |_| true), b.search(&text, 10, |_| true));
+        }
+        assert!(VectorIndex::decode(&mut Reader::new(&bytes[..bytes.len() - 1], "t"), 32, config)
+            .is_err());
+        let other = VectorConfig { ef_search: 10, ..config };
+        let mut r = Reader::new(&bytes, "test");
+        Bm25::decode(&mut r).unwrap();
+        assert!(VectorIndex::decode(&mut r, 32, other).is_err(), "another ef_search is refused");
+    }
+}

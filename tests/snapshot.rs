@@ -1,0 +1,244 @@
+//! Snapshots of derived state: a namespace opened from its snapshot answers exactly as the
+//! engine that wrote it, after changes made since; a damaged or foreign snapshot is ignored and
+//! the namespace rebuilt from its records.
+
+mod common;
+
+use common::hash_embed::HashEmbedder;
+use mnemo::engine::{Filter, Opened};
+use mnemo::record::{Episode, Status};
+use mnemo::store::file::FileStore;
+use mnemo::store::{Batch, KvStore, MemoryStore, Namespace, Table};
+use mnemo::time::DAY;
+use mnemo::{Config, Engine, Query, Remembered};
+
+const T0: i64 = 1_700_000_000_000;
+const WORDS: [&str; 24] = [
+    "deploy",
+    "cache",
+    "lockfile",
+    "node",
+    "invoice",
+    "postgres",
+    "billing",
+    "timeout",
+    "retry",
+    "review",
+    "marco",
+    "stage",
+    "build",
+    "error",
+    "token",
+    "quota",
+    "worker",
+    "index",
+    "schema",
+    "backup",
+    "alert",
+    "latency",
+    "rollback",
+    "migration",
+];
+
+fn config() -> Config {
+    let mut c = Config { snapshot_after: 1, snapshot_chunk: 4096, ..Config::default() };
+    c.vectors.seal_at = 64;
+    c
+}
+
+fn engine<S: KvStore>(store: S) -> Engine<S> {
+    Engine::new(store, config()).with_embedder(Box::new(HashEmbedder))
+}
+
+fn text(i: u64) -> String {
+    let mut s = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut words = Vec::new();
+    for _ in 0..6 {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        words.push(WORDS[(s % WORDS.len() as u64) as usize]);
+    }
+    format!("{} item-{i}", words.join(" "))
+}
+
+fn add<S: KvStore>(e: &mut Engine<S>, from: u64, to: u64) {
+    for i in from..to {
+        let mut ep = Episode::new(text(i), T0 + i as i64 * DAY / 4);
+        ep.agent = if i % 3 == 0 { "coder".into() } else { "planner".into() };
+        ep.tags = vec![format!("t{}", i % 4)];
+        assert!(matches!(e.remember("ana", ep, None).unwrap(), Remembered::Stored { .. }));
+    }
+}
+
+/// (id, final score) of every hit of a fixed set of queries, filters included.
+fn answers<S: KvStore>(e: &mut Engine<S>) -> Vec<Vec<(u64, u32)>> {
+    let now = T0 + 400 * DAY;
+    let mut out = Vec::new();
+    for (i, q) in ["deploy cache lockfile", "invoice billing marco", "item-7", "rollback"]
+        .into_iter()
+        .enumerate()
+    {
+        for filter in [
+            Filter::default(),
+            Filter { agent: Some("coder".into()), ..Filter::default() },
+            Filter { tags: vec![format!("t{i}")], ..Filter::default() },
+        ] {
+            let mut query = Query::new(q, 8);
+            query.filter = filter;
+            query.touch = false;
+            let r = e.recall("ana", &query, now).unwrap();
+            out.push(
+                r.hits
+                    .iter()
+                    .map(|h| (h.episode.id, h.explanation.final_score.to_bits()))
+                    .collect(),
+            );
+        }
+    }
+    out
+}
+
+fn everything<S: KvStore>(e: &mut Engine<S>) -> Vec<Episode> {
+    e.timeline("ana", i64::MAX, usize::MAX).unwrap()
+}
+
+#[test]
+fn a_snapshot_open_answers_as_the_engine_that_wrote_it_after_later_changes() {
+    let mut a = engine(MemoryStore::new());
+    add(&mut a, 0, 300);
+    a.set_status("ana", 5, Status::Rejected).unwrap();
+    let m = a.maintain(false).unwrap();
+    assert_eq!(m.snapshots, 1);
+    assert!(m.snapshot_bytes > 0 && m.segments >= 1);
+    // After the snapshot: new episodes, status changes both ways, access updates.
+    add(&mut a, 300, 340);
+    a.set_status("ana", 9, Status::Superseded).unwrap();
+    a.set_status("ana", 5, Status::Active).unwrap();
+    let touched = a.recall("ana", &Query::new("deploy cache", 5), T0 + 200 * DAY).unwrap();
+    assert_eq!(touched.hits.len(), 5);
+    let (want, want_eps) = (answers(&mut a), everything(&mut a));
+
+    let mut b = engine(a.into_store());
+    assert_eq!(b.load("ana").unwrap(), 340);
+    match b.opened("ana") {
+        Some(Opened::Snapshot { watermark, replayed, refreshed }) => {
+            assert_eq!((*watermark, *replayed), (301, 40));
+            assert!(*refreshed >= 7, "two status changes and five touches: {refreshed}");
+        }
+        other => panic!("not opened from the snapshot: {other:?}"),
+    }
+    assert_eq!(answers(&mut b), want);
+    assert_eq!(everything(&mut b), want_eps);
+    assert_eq!(b.episode("ana", 9).unwrap().status, Status::Superseded);
+    for h in &touched.hits {
+        assert_eq!(b.episode("ana", h.episode.id).unwrap().access_count, 1);
+    }
+
+    // A second snapshot absorbs the changes and their dirty markers.
+    let m = b.maintain(false).unwrap();
+    assert_eq!(m.snapshots, 1);
+    let ns = Namespace::new("ana").unwrap();
+    let markers = b.store().scan(&ns.key(Table::Snapshot, b"d/"), None, 100).unwrap();
+    assert!(markers.is_empty(), "{} dirty markers left", markers.len());
+    assert_eq!(b.maintain(false).unwrap().snapshots, 0, "nothing changed since");
+    let mut c = engine(b.into_store());
+    c.load("ana").unwrap();
+    assert!(matches!(c.opened("ana"), Some(Opened::Snapshot { replayed: 0, refreshed: 0, .. })));
+    assert_eq!(answers(&mut c), want);
+    assert_eq!(everything(&mut c), want_eps);
+}
+
+fn chunk_keys(s: &MemoryStore) -> Vec<Vec<u8>> {
+    let prefix = Namespace::new("ana").unwrap().key(Table::Snapshot, b"c/");
+    s.scan(&prefix, None, 10_000).unwrap().into_iter().map(|(k, _)| k).collect()
+}
+
+#[test]
+fn a_damaged_or_missing_snapshot_is_rebuilt_from_records_and_reported() {
+    let mut a = engine(MemoryStore::new());
+    add(&mut a, 0, 200);
+    a.maintain(true).unwrap();
+    let store = a.into_store();
+    // The answers of a namespace rebuilt from records alone, sealed the same way.
+    let rebuilt = |store: MemoryStore| {
+        let mut e = engine(store);
+        e.load("ana").unwrap();
+        let opened = e.opened("ana").cloned();
+        e.maintain(true).unwrap();
+        (answers(&mut e), everything(&mut e), opened)
+    };
+    let mut bare = store.clone();
+    let mut b = Batch::new();
+    b.delete(Namespace::new("ana").unwrap().key(Table::Snapshot, b"head"));
+    bare.write(&b).unwrap();
+    let (want, want_eps, opened) = rebuilt(bare);
+    assert_eq!(opened, Some(Opened::Rebuilt { reason: None }));
+
+    let keys = chunk_keys(&store);
+    assert!(keys.len() > 3, "small chunks: {}", keys.len());
+    let damages: Vec<(&str, Box<dyn Fn(&mut MemoryStore)>)> = vec![
+        (
+            "a flipped bit",
+            Box::new(|s: &mut MemoryStore| {
+                let k = chunk_keys(s)[2].clone();
+                let mut v = s.get(&k).unwrap().unwrap();
+                v[100] ^= 4;
+                let mut b = Batch::new();
+                b.put(k, v);
+                s.write(&b).unwrap();
+            }),
+        ),
+        (
+            "a lost chunk",
+            Box::new(|s: &mut MemoryStore| {
+                let mut b = Batch::new();
+                b.delete(chunk_keys(s)[1].clone());
+                s.write(&b).unwrap();
+            }),
+        ),
+        (
+            "a head from another layout",
+            Box::new(|s: &mut MemoryStore| {
+                let k = Namespace::new("ana").unwrap().key(Table::Snapshot, b"head");
+                let mut v = s.get(&k).unwrap().unwrap();
+                // Layout string starts after the 6-byte envelope header and its length.
+                v[10] ^= 1;
+                let mut b = Batch::new();
+                b.put(k, v);
+                s.write(&b).unwrap();
+            }),
+        ),
+    ];
+    for (what, damage) in damages {
+        let mut s = store.clone();
+        damage(&mut s);
+        let (got, got_eps, opened) = rebuilt(s);
+        match opened {
+            Some(Opened::Rebuilt { reason: Some(r) }) => assert!(!r.is_empty(), "{what}"),
+            other => panic!("{what}: {other:?}"),
+        }
+        assert_eq!(got, want, "{what}");
+        assert_eq!(got_eps, want_eps, "{what}");
+    }
+}
+
+#[test]
+fn snapshots_survive_the_file_store_and_go_with_the_namespace() {
+    let dir = std::env::temp_dir().join(format!("mnemo-snapshot-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut a = engine(FileStore::open(&dir).unwrap());
+    add(&mut a, 0, 150);
+    assert_eq!(a.maintain(true).unwrap().snapshots, 1);
+    let want = answers(&mut a);
+    drop(a);
+    let mut b = engine(FileStore::open(&dir).unwrap());
+    b.load("ana").unwrap();
+    assert!(matches!(b.opened("ana"), Some(Opened::Snapshot { replayed: 0, .. })));
+    assert_eq!(answers(&mut b), want);
+    b.forget_namespace("ana").unwrap();
+    let ns = Namespace::new("ana").unwrap();
+    assert!(b.store().scan(&ns.table_prefix(Table::Snapshot), None, 10).unwrap().is_empty());
+    assert_eq!(b.load("ana").unwrap(), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
