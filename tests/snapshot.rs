@@ -177,7 +177,8 @@ fn a_damaged_or_missing_snapshot_is_rebuilt_from_records_and_reported() {
 
     let keys = chunk_keys(&store);
     assert!(keys.len() > 3, "small chunks: {}", keys.len());
-    let damages: Vec<(&str, Box<dyn Fn(&mut MemoryStore)>)> = vec![
+    type Damage = Box<dyn Fn(&mut MemoryStore)>;
+    let damages: Vec<(&str, Damage)> = vec![
         (
             "a flipped bit",
             Box::new(|s: &mut MemoryStore| {

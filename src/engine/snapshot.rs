@@ -38,6 +38,7 @@ use crate::store::codec::{open, seal, Reader, Writer};
 use crate::store::{Batch, KvStore, Namespace, Table};
 
 const HEAD_KIND: u8 = 7;
+const CHUNKS_PER_PAGE: usize = 16;
 /// This format, and the graph encoding it embeds (see `index::persist`).
 pub(crate) const LAYOUT: &str = "mnemo-snapshot/1 instant-distance/0.6 postcard/1";
 
@@ -190,13 +191,22 @@ pub(crate) fn read(
     if watermark > next_id {
         return Ok(Some(Err(format!("watermark {watermark} is past the next id {next_id}"))));
     }
-    let mut blob = Vec::with_capacity(usize::try_from(len).unwrap_or(0).min(1 << 32));
+    let mut blob = Vec::with_capacity(usize::try_from(len).unwrap_or(0).min(1 << 30));
     let mut count = 0u32;
-    super::space::scan_all(store, &ns.key(Table::Snapshot, b"c/"), None, |_, v| {
-        blob.extend_from_slice(v);
-        count += 1;
-        Ok(())
-    })?;
+    // A few chunks a page: the store's copies stay small next to the blob.
+    let prefix = ns.key(Table::Snapshot, b"c/");
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let page = store.scan(&prefix, after.as_deref(), CHUNKS_PER_PAGE)?;
+        for (_, v) in &page {
+            blob.extend_from_slice(v);
+            count += 1;
+        }
+        match page.last() {
+            Some((k, _)) if page.len() == CHUNKS_PER_PAGE => after = Some(k.clone()),
+            _ => break,
+        }
+    }
     if count != chunks || blob.len() as u64 != len || hash(&blob) != sum {
         return Ok(Some(Err(format!(
             "{count} chunks of {} bytes where the head says {chunks} of {len}, or the hash differs",
