@@ -9,7 +9,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::embed::{BertConfig, BertEmbedder, Embedder, Polarity, Role};
 
-fn js_error(e: crate::Error) -> JsValue {
+pub(crate) fn js_error(e: crate::Error) -> JsValue {
     let err = js_sys::Error::new(&e.to_string());
     let _ = Reflect::set(&err, &"code".into(), &e.code().into());
     err.into()
@@ -79,6 +79,10 @@ impl JsEmbedder {
         BertEmbedder::from_bytes(model, tokenizer, config)
             .map(|inner| JsEmbedder { inner })
             .map_err(js_error)
+    }
+
+    pub(crate) fn into_inner(self) -> BertEmbedder {
+        self.inner
     }
 
     /// `name@hash` of the model files; stored with every vector.

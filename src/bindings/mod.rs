@@ -2,3 +2,5 @@
 
 #[cfg(feature = "js")]
 pub mod js;
+#[cfg(feature = "js")]
+pub mod js_engine;

@@ -152,6 +152,17 @@ impl<S: KvStore> Engine<S> {
         &self.store
     }
 
+    /// The store, for hosts that manage it (journals, preloads). Writing to it behind the
+    /// engine's back leaves loaded namespaces stale: [`Engine::unload`] them.
+    pub fn store_mut(&mut self) -> &mut S {
+        &mut self.store
+    }
+
+    /// Drops namespace `ns`'s loaded state; the next use reloads it from the store.
+    pub fn unload(&mut self, ns: &str) {
+        self.spaces.remove(ns);
+    }
+
     /// Gives the store back.
     pub fn into_store(self) -> S {
         self.store

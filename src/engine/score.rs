@@ -94,6 +94,7 @@ impl Default for Scoring {
 
 /// Why a hit scored what it did. Every factor that went into `final_score` is here.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Explanation {
     /// BM25 score (0 when no query term matched).
     pub bm25: f32,

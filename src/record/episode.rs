@@ -21,7 +21,8 @@ pub const KIND: u8 = 1;
 pub const VECTOR_KIND: u8 = 2;
 
 /// How the episode ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Outcome {
     /// Not an action, or not known.
     #[default]
@@ -35,7 +36,8 @@ pub enum Outcome {
 }
 
 /// Where an episode stands. Only `Raw` and `Active` episodes are indexed and recalled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Status {
     /// As recorded.
     #[default]
@@ -49,7 +51,8 @@ pub enum Status {
 }
 
 /// The situation an episode happened in: what retrieval keys on besides text.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Situation {
     /// Tool in use (`git`, `npm`, `sql`…).
     pub tool: String,
@@ -62,7 +65,8 @@ pub struct Situation {
 }
 
 /// One episode.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Episode {
     /// Engine-assigned id, increasing per namespace.
     pub id: u64,

@@ -16,7 +16,8 @@ pub const FACT_KIND: u8 = 3;
 pub const TRIPLE_KIND: u8 = 4;
 
 /// Who said it. A lower-priority source never overwrites a higher-priority one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Source {
     /// Extracted from behaviour or conversation by the engine or an agent.
     Implicit = 1,
@@ -27,7 +28,8 @@ pub enum Source {
 }
 
 /// Whether a fact may be put in front of the model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Policy {
     /// Injected into context automatically.
     AutoInject,
@@ -38,7 +40,8 @@ pub enum Policy {
 }
 
 /// One version of a fact.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Fact {
     /// The key (`preferred_language`, `billing.currency`…).
     pub key: String,

@@ -3,6 +3,7 @@
 
 pub mod episode;
 pub mod fact;
+pub mod json;
 pub mod rule;
 
 pub use episode::{Episode, Outcome, Situation, Status};

@@ -10,7 +10,8 @@ use crate::store::codec::{open, seal, Reader, Writer};
 pub const KIND: u8 = 5;
 
 /// Where a rule stands. Only active rules are injected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum RuleStatus {
     /// Proposed, not yet injected.
     Candidate,
@@ -21,7 +22,8 @@ pub enum RuleStatus {
 }
 
 /// One rule.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Rule {
     /// Engine-assigned id.
     pub id: u64,

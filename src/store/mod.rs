@@ -25,6 +25,7 @@ pub mod codec;
 pub mod contract;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod file;
+pub mod journal;
 pub mod keys;
 pub mod memory;
 

@@ -2,7 +2,8 @@
 
 use std::io::{BufRead, BufReader};
 
-use mnemo::record::{Episode, Policy, RuleStatus, Source};
+use mnemo::record::json::episode_from_json;
+use mnemo::record::{Policy, RuleStatus, Source};
 use mnemo::store::file::FileStore;
 use mnemo::time::{format_date, parse_iso8601, DAY};
 use mnemo::{Config, Embedder, Engine, Query, Remembered, Role};
@@ -43,14 +44,14 @@ pub fn run(cmd: &str, opts: &Opts) -> Result<(), String> {
     let err = |e: mnemo::Error| e.to_string();
     match cmd {
         "remember" => {
-            let mut e = Episode::new(text(opts, "remember")?, now(opts)?);
             let json = serde_json::json!({
+                "text": text(opts, "remember")?, "createdAt": now(opts)?,
                 "outcome": opts.get("outcome"), "verdict": opts.get("verdict"),
                 "agent": opts.get("agent"), "kind": opts.get("kind"), "tool": opts.get("tool"),
                 "stage": opts.get("stage"), "error_class": opts.get("error-class"),
                 "entities": opts.all("entity"), "tags": opts.all("tag"),
             });
-            fill(&mut e, &json)?;
+            let e = episode_from_json(&json).map_err(err)?;
             let mut engine = open(opts, true)?;
             report(engine.remember(&ns, e, None).map_err(err)?);
         }
@@ -166,31 +167,6 @@ fn report(r: Remembered) {
 }
 
 /// Copies the optional fields of a JSON event into `e`.
-fn fill(e: &mut Episode, v: &Value) -> Result<(), String> {
-    let s = |name: &str| v.get(name).and_then(Value::as_str).unwrap_or("").to_string();
-    let list = |name: &str| -> Vec<String> {
-        v.get(name).and_then(Value::as_array).map_or(Vec::new(), |a| {
-            a.iter().filter_map(Value::as_str).map(str::to_string).collect()
-        })
-    };
-    e.outcome = s("outcome").parse().map_err(|e: mnemo::Error| e.to_string())?;
-    e.verdict = s("verdict");
-    e.agent = s("agent");
-    e.kind = s("kind");
-    e.situation.tool = s("tool");
-    e.situation.stage = s("stage");
-    e.situation.error_class = s("error_class");
-    e.situation.entity_type = s("entity_type");
-    e.source = s("source");
-    e.entities = list("entities");
-    e.tags = list("tags");
-    e.surprise = v.get("surprise").and_then(Value::as_bool).unwrap_or(false);
-    if let Some(t) = v.get("tier").and_then(Value::as_u64) {
-        e.tier = t.min(2) as u8;
-    }
-    Ok(())
-}
-
 fn ingest(opts: &Opts, ns: &str) -> Result<(), String> {
     let path = opts.rest.first().ok_or("ingest needs a JSONL file")?;
     let file = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
@@ -202,11 +178,7 @@ fn ingest(opts: &Opts, ns: &str) -> Result<(), String> {
             continue;
         }
         let v: Value = serde_json::from_str(&line).map_err(|e| format!("{at}: not JSON: {e}"))?;
-        let ts = v.get("ts").and_then(Value::as_str).ok_or(format!("{at}: \"ts\" is missing"))?;
-        let text =
-            v.get("text").and_then(Value::as_str).ok_or(format!("{at}: \"text\" is missing"))?;
-        let mut e = Episode::new(text, parse_iso8601(ts).map_err(|e| format!("{at}: {e}"))?);
-        fill(&mut e, &v).map_err(|e| format!("{at}: {e}"))?;
+        let e = episode_from_json(&v).map_err(|e| format!("{at}: {e}"))?;
         episodes.push(e);
     }
     let mut embedder = crate::load(&opts.model)?;

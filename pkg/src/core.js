@@ -1,0 +1,179 @@
+// The engine for JS hosts: the synchronous wasm core over the host's asynchronous storage.
+//
+// A namespace is read from storage into the engine's in-memory mirror on first use. Every
+// mutation runs in the core, then its write batches are awaited on the storage before the
+// call resolves: an acknowledged write is stored. If storage fails, the namespace is dropped
+// from memory and re-read on next use, so memory never runs ahead of storage. Calls are
+// queued, one at a time, in call order.
+import { utf8 } from "./keys.js";
+
+let wasm = null;
+
+/** Called once by each entry point with the initialised wasm-bindgen module. */
+export function setWasm(module) {
+  wasm = module;
+}
+
+function need() {
+  if (!wasm) throw new Error("mnemo's wasm module is not initialised: import from \"mnemo\"");
+  return wasm;
+}
+
+const PAGE = 512;
+const parse = (s) => JSON.parse(s);
+
+export class Mnemo {
+  #engine;
+  #storage;
+  #loaded = new Set();
+  #queue = Promise.resolve();
+  #clock;
+
+  /**
+   * Opens an engine on `storage` ({get, scan, write}; see the adapters). `options`:
+   * `embedder` (an `Embedder` from model bytes; moved into the engine), or `vectorModel` and
+   * `dim` when the host supplies vectors; `now` (() => ms, default Date.now);
+   * `snapshotAfter`, `snapshotChunk`.
+   */
+  static async open(storage, options = {}) {
+    const m = new Mnemo();
+    const w = need();
+    m.#storage = storage;
+    m.#clock = options.now ?? (() => Date.now());
+    m.#engine = new w.WasmEngine(
+      JSON.stringify({
+        vectorModel: options.vectorModel ?? "",
+        dim: options.dim ?? 384,
+        snapshotAfter: options.snapshotAfter,
+        snapshotChunk: options.snapshotChunk,
+      }),
+    );
+    if (options.embedder) m.#engine.attachEmbedder(options.embedder);
+    return m;
+  }
+
+  #run(ns, fn) {
+    const next = this.#queue.then(async () => {
+      if (ns !== null && !this.#loaded.has(ns)) await this.#load(ns);
+      const result = fn(this.#engine);
+      const batches = this.#engine.takeWrites();
+      try {
+        for (const ops of batches) await this.#storage.write(ops);
+      } catch (e) {
+        if (ns !== null) {
+          this.#engine.reset(ns);
+          this.#loaded.delete(ns);
+        }
+        throw e;
+      }
+      return result;
+    });
+    this.#queue = next.catch(() => {});
+    return next;
+  }
+
+  async #load(ns) {
+    const prefix = utf8(`u/${ns}/`);
+    let after = null;
+    for (;;) {
+      const page = await this.#storage.scan(prefix, after, PAGE);
+      this.#engine.preload(
+        page.map(([k]) => k),
+        page.map(([, v]) => v),
+      );
+      if (page.length < PAGE) break;
+      after = page[page.length - 1][0];
+    }
+    this.#engine.load(ns);
+    this.#loaded.add(ns);
+  }
+
+  /** Loads namespace `ns` now; resolves to how it was opened ({from: "snapshot" | "records"}). */
+  open(ns) {
+    return this.#run(ns, (e) => parse(e.opened(ns)));
+  }
+
+  /**
+   * Remembers an episode: `{text, createdAt?, outcome?, verdict?, agent?, kind?, entities?,
+   * tags?, tool?, stage?, errorClass?, entityType?, source?, surprise?, tier?}`; `vector` when
+   * the host embeds. Resolves to `{stored, id?, importance?, reason}` once stored.
+   */
+  remember(ns, episode, { vector } = {}) {
+    const timed = ["createdAt", "created_at", "ts"].some((k) => episode[k] !== undefined);
+    const e = timed ? episode : { ...episode, createdAt: this.#clock() };
+    return this.#run(ns, (en) =>
+      parse(en.remember(ns, JSON.stringify(e), vector ? Float32Array.from(vector) : undefined)),
+    );
+  }
+
+  /**
+   * Recalls: `query` is a string or `{text, k?, filter?, touch?, timeExpressions?}`. Resolves
+   * to `{hits: [{episode, explanation}], window, windowDropped}`.
+   */
+  recall(ns, query, { vector, now } = {}) {
+    const q = typeof query === "string" ? { text: query } : query;
+    const at = now ?? this.#clock();
+    const v = vector ? Float32Array.from(vector) : undefined;
+    return this.#run(ns, (e) => parse(e.recall(ns, JSON.stringify(q), at, v)));
+  }
+
+  /** Sets an episode's status: raw, active, superseded or rejected. */
+  setStatus(ns, id, status) {
+    return this.#run(ns, (e) => e.setStatus(ns, id, status));
+  }
+
+  /** Episodes created before `before` (ms), oldest first. */
+  timeline(ns, { before = Number.MAX_SAFE_INTEGER, limit = 100 } = {}) {
+    return this.#run(ns, (e) => parse(e.timeline(ns, before, limit)));
+  }
+
+  /** Sets a fact `{key, value, source?, confidence?, policy?, ttlMs?}`. */
+  setFact(ns, fact, { now } = {}) {
+    const at = now ?? this.#clock();
+    return this.#run(ns, (e) => parse(e.setFact(ns, JSON.stringify(fact), at)));
+  }
+
+  /** The fact under `key`, or null. */
+  fact(ns, key, { now, all = false } = {}) {
+    const at = now ?? this.#clock();
+    return this.#run(ns, (e) => parse(e.fact(ns, key, at, all)));
+  }
+
+  /** Every fact that holds now. */
+  facts(ns, { now, all = false } = {}) {
+    const at = now ?? this.#clock();
+    return this.#run(ns, (e) => parse(e.facts(ns, at, all)));
+  }
+
+  /** Every version of a fact, oldest first. */
+  factHistory(ns, key) {
+    return this.#run(ns, (e) => parse(e.factHistory(ns, key)));
+  }
+
+  /** Makes an old version current again; resolves to the new version number. */
+  rollbackFact(ns, key, version, { now } = {}) {
+    const at = now ?? this.#clock();
+    return this.#run(ns, (e) => e.rollbackFact(ns, key, version, at));
+  }
+
+  /** Adds a rule; resolves to its id. */
+  addRule(ns, text, { observation = "", status = "active", now } = {}) {
+    const at = now ?? this.#clock();
+    return this.#run(ns, (e) => e.addRule(ns, text, observation, status, at));
+  }
+
+  /** Rules with one of `statuses` (all when empty). */
+  rules(ns, statuses = []) {
+    return this.#run(ns, (e) => parse(e.rules(ns, statuses)));
+  }
+
+  /** The background step: seals vectors into HNSW, snapshots namespaces. Call when idle. */
+  maintain({ force = false } = {}) {
+    return this.#run(null, (e) => parse(e.maintain(force)));
+  }
+
+  /** Deletes every record of namespace `ns` (one batch). */
+  forgetNamespace(ns) {
+    return this.#run(ns, (e) => e.forgetNamespace(ns));
+  }
+}

@@ -1,0 +1,12 @@
+// Browser / extension / Web Worker entry: streams and compiles the .wasm next to the package
+// (extensions need CSP `script-src 'self' 'wasm-unsafe-eval'`).
+import init, * as glue from "../wasm/mnemo.js";
+import { setWasm } from "./core.js";
+
+await init({ module_or_path: new URL("../wasm/mnemo_bg.wasm", import.meta.url) });
+setWasm(glue);
+
+export { Mnemo } from "./core.js";
+export { MemoryStorage } from "./adapters/memory.js";
+export { IndexedDbStorage } from "./adapters/indexeddb.js";
+export const Embedder = glue.Embedder;

@@ -1,0 +1,12 @@
+// Node entry: reads the .wasm next to the package and instantiates it synchronously.
+import { readFileSync } from "node:fs";
+import * as glue from "../wasm/mnemo.js";
+import { setWasm } from "./core.js";
+
+glue.initSync({ module: readFileSync(new URL("../wasm/mnemo_bg.wasm", import.meta.url)) });
+setWasm(glue);
+
+export { Mnemo } from "./core.js";
+export { MemoryStorage } from "./adapters/memory.js";
+export { NodeFileStorage } from "./adapters/node-files.js";
+export const Embedder = glue.Embedder;

@@ -1,0 +1,207 @@
+// Types of the mnemo package (all entry points export the same API).
+
+export type Bytes = Uint8Array;
+
+/** The storage contract: what every adapter implements. */
+export interface Storage {
+  /** The value under `key`, or null. */
+  get(key: Bytes): Promise<Bytes | null>;
+  /** Up to `limit` pairs whose keys start with `prefix`, strictly after `after`, in byte order. */
+  scan(prefix: Bytes, after: Bytes | null, limit: number): Promise<[Bytes, Bytes][]>;
+  /** Applies every op or none (null deletes); resolves once stored. */
+  write(ops: [Bytes, Bytes | null][]): Promise<void>;
+}
+
+export declare class MemoryStorage implements Storage {
+  get(key: Bytes): Promise<Bytes | null>;
+  scan(prefix: Bytes, after: Bytes | null, limit: number): Promise<[Bytes, Bytes][]>;
+  write(ops: [Bytes, Bytes | null][]): Promise<void>;
+}
+
+export type Outcome = "unknown" | "success" | "failure" | "partial";
+export type Status = "raw" | "active" | "superseded" | "rejected";
+
+export interface EpisodeInput {
+  text: string;
+  /** ms since the epoch, or ISO-8601; default: now. */
+  createdAt?: number | string;
+  outcome?: Outcome;
+  verdict?: string;
+  agent?: string;
+  kind?: string;
+  entities?: string[];
+  tags?: string[];
+  tool?: string;
+  stage?: string;
+  errorClass?: string;
+  entityType?: string;
+  source?: string;
+  trust?: number;
+  surprise?: boolean;
+  tier?: 0 | 1 | 2;
+  refId?: string;
+}
+
+export interface Episode {
+  id: number;
+  refId: string;
+  agent: string;
+  kind: string;
+  text: string;
+  outcome: Outcome;
+  verdict: string;
+  entities: string[];
+  situation: { tool: string; entityType: string; errorClass: string; stage: string };
+  compactSummary: string;
+  tier: number;
+  group: number;
+  status: Status;
+  createdAt: number;
+  lastAccessedAt: number;
+  accessCount: number;
+  source: string;
+  trust: number;
+  importance: number;
+  surprise: boolean;
+  tags: string[];
+}
+
+/** Why a hit scored what it did: finalScore = relevance × recency × importance (× shadowing). */
+export interface Explanation {
+  bm25: number;
+  cosine: number;
+  sim: number;
+  lex: number;
+  fused: number;
+  relevance: number;
+  ageDays: number;
+  recency: number;
+  importance: number;
+  finalScore: number;
+  sources: ("bm25" | "vector" | "recent")[];
+  terms: [string, number][];
+  shadowedBy: number | null;
+}
+
+export interface Filter {
+  agent?: string;
+  entity?: string;
+  tags?: string[];
+  kinds?: string[];
+  statuses?: Status[];
+  tiers?: number[];
+  tool?: string;
+  entityType?: string;
+  errorClass?: string;
+  stage?: string;
+  from?: number | string;
+  to?: number | string;
+}
+
+export interface Query {
+  text: string;
+  k?: number;
+  filter?: Filter;
+  /** Update last access and count of the hits (default true). */
+  touch?: boolean;
+  /** Read "last week", "ieri"… as a window (default true). */
+  timeExpressions?: boolean;
+}
+
+export interface Recall {
+  hits: { episode: Episode; explanation: Explanation }[];
+  window: { from: number; to: number } | null;
+  windowDropped: boolean;
+}
+
+export type Source = "explicit" | "admin" | "implicit";
+export type Policy = "auto-inject" | "sensitive" | "never-inject";
+
+export interface Fact {
+  key: string;
+  value: string;
+  source: Source;
+  confidence: number;
+  policy: Policy;
+  version: number;
+  updatedAt: number;
+  expiresAt: number | null;
+}
+
+export type RuleStatus = "candidate" | "active" | "demoted";
+
+export interface Rule {
+  id: number;
+  text: string;
+  observation: string;
+  status: RuleStatus;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface OpenOptions {
+  /** An embedder made from model bytes (moved into the engine). */
+  embedder?: Embedder;
+  /** Model id and dimension of host-supplied vectors. */
+  vectorModel?: string;
+  dim?: number;
+  /** The clock (ms); default Date.now. */
+  now?: () => number;
+  snapshotAfter?: number;
+  snapshotChunk?: number;
+}
+
+export type Vector = Float32Array | number[];
+
+export declare class Mnemo {
+  static open(storage: Storage, options?: OpenOptions): Promise<Mnemo>;
+  open(ns: string): Promise<{ from: "snapshot" | "records"; [k: string]: unknown }>;
+  remember(
+    ns: string,
+    episode: EpisodeInput,
+    options?: { vector?: Vector },
+  ): Promise<{ stored: boolean; id?: number; importance?: number; reason: string }>;
+  recall(ns: string, query: string | Query, options?: { vector?: Vector; now?: number }): Promise<Recall>;
+  setStatus(ns: string, id: number, status: Status): Promise<void>;
+  timeline(ns: string, options?: { before?: number; limit?: number }): Promise<Episode[]>;
+  setFact(
+    ns: string,
+    fact: { key: string; value: string; source?: Source; confidence?: number; policy?: Policy; ttlMs?: number },
+    options?: { now?: number },
+  ): Promise<{ result: "written" | "confirmed" | "refused"; version?: number; heldBy?: Source }>;
+  fact(ns: string, key: string, options?: { now?: number; all?: boolean }): Promise<Fact | null>;
+  facts(ns: string, options?: { now?: number; all?: boolean }): Promise<Fact[]>;
+  factHistory(ns: string, key: string): Promise<Fact[]>;
+  rollbackFact(ns: string, key: string, version: number, options?: { now?: number }): Promise<number>;
+  addRule(ns: string, text: string, options?: { observation?: string; status?: RuleStatus; now?: number }): Promise<number>;
+  rules(ns: string, statuses?: RuleStatus[]): Promise<Rule[]>;
+  maintain(options?: { force?: boolean }): Promise<{ sealed: number; merges: number; segments: number; snapshots: number; snapshotBytes: number }>;
+  forgetNamespace(ns: string): Promise<number>;
+}
+
+/** A BERT-family embedder (multilingual-e5-small by default) from model and tokenizer bytes. */
+export declare class Embedder {
+  constructor(model: Uint8Array, tokenizer: Uint8Array, options?: { name?: string; kind?: "e5" | "plain"; cacheCapacity?: number });
+  readonly modelId: string;
+  readonly dim: number;
+  embed(texts: string[], role: "query" | "passage"): { dim: number; vectors: Float32Array; tokens: Uint32Array; truncated: Uint8Array; negated: Uint8Array };
+  free(): void;
+}
+
+/** Node only. */
+export declare class NodeFileStorage implements Storage {
+  static open(path: string): Promise<NodeFileStorage>;
+  get(key: Bytes): Promise<Bytes | null>;
+  scan(prefix: Bytes, after: Bytes | null, limit: number): Promise<[Bytes, Bytes][]>;
+  write(ops: [Bytes, Bytes | null][]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Browsers, extensions, Web Workers. */
+export declare class IndexedDbStorage implements Storage {
+  static open(name?: string): Promise<IndexedDbStorage>;
+  get(key: Bytes): Promise<Bytes | null>;
+  scan(prefix: Bytes, after: Bytes | null, limit: number): Promise<[Bytes, Bytes][]>;
+  write(ops: [Bytes, Bytes | null][]): Promise<void>;
+  close(): void;
+}

@@ -1,0 +1,138 @@
+// The npm package in Node: the storage contract on the Node adapters, and the engine over them
+// (host-supplied vectors, persistence across a reopen, acknowledged writes, snapshots, errors).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, appendFileSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Mnemo, MemoryStorage, NodeFileStorage } from "../../pkg/src/entry-node.js";
+import { checkStorage, checkReopened } from "./storage-contract.mjs";
+
+const DIM = 16;
+// A bag-of-words vector: words map to pseudo-random directions (cosine tracks overlap).
+function vec(text) {
+  const v = new Float32Array(DIM);
+  for (const w of text.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean)) {
+    let h = 2166136261;
+    for (const c of w) h = Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0;
+    for (let i = 0; i < DIM; i++) {
+      h = Math.imul(h ^ (h >>> 15), 2246822507) >>> 0;
+      v[i] += (h % 1000) / 500 - 1;
+    }
+  }
+  const n = Math.hypot(...v) || 1;
+  return v.map((x) => x / n);
+}
+
+const DAY = 86_400_000;
+const T0 = Date.parse("2025-03-01T00:00:00Z");
+const opts = { vectorModel: "test-bow@1", dim: DIM, now: () => T0 + 30 * DAY };
+
+test("storage contract: MemoryStorage", async () => {
+  await checkStorage(new MemoryStorage());
+});
+
+test("storage contract: NodeFileStorage, reopen and a torn tail", async () => {
+  const path = join(mkdtempSync(join(tmpdir(), "mnemo-")), "log");
+  const s = await NodeFileStorage.open(path);
+  await checkStorage(s);
+  await s.close();
+  const size = statSync(path).size;
+  appendFileSync(path, Buffer.from([9, 0, 0, 0, 1, 2])); // a crash mid-append
+  const r = await NodeFileStorage.open(path);
+  await checkReopened(r);
+  assert.equal(statSync(path).size, size, "the torn tail is cut off");
+  await r.close();
+});
+
+async function fill(mem) {
+  const events = [
+    ["Invoice INV-2025-0042 for 1,250 EUR sent to Marco", "success", 0],
+    ["npm install failed: stale lockfile in the cache", "failure", 10],
+    ["Deploy of web-app succeeded after clearing the cache", "success", 20],
+  ];
+  const ids = [];
+  for (const [text, outcome, day] of events) {
+    const r = await mem.remember("ana", { text, outcome, createdAt: T0 + day * DAY, tags: ["t"] }, { vector: vec(text) });
+    assert.equal(r.stored, true, JSON.stringify(r));
+    ids.push(r.id);
+  }
+  assert.deepEqual(await mem.setFact("ana", { key: "language", value: "Italian" }), { result: "written", version: 1 });
+  assert.equal((await mem.setFact("ana", { key: "language", value: "English", source: "implicit" })).result, "refused");
+  await mem.addRule("ana", "Always delete the lockfile before reinstalling");
+  return ids;
+}
+
+test("engine on NodeFileStorage: remember, recall explained, facts, rules, reopen", async () => {
+  const path = join(mkdtempSync(join(tmpdir(), "mnemo-")), "log");
+  const storage = await NodeFileStorage.open(path);
+  const mem = await Mnemo.open(storage, opts);
+  const [invoice] = await fill(mem);
+  const q = "INV-2025-0042";
+  const r = await mem.recall("ana", { text: q, k: 2 }, { vector: vec(q) });
+  assert.equal(r.hits[0].episode.id, invoice);
+  const x = r.hits[0].explanation;
+  assert.ok(x.bm25 > 0 && x.sources.includes("bm25"), JSON.stringify(x));
+  assert.ok(Math.abs(x.finalScore - x.relevance * x.recency * x.importance) < 1e-6);
+  await storage.close();
+
+  const again = await Mnemo.open(await NodeFileStorage.open(path), opts);
+  const r2 = await again.recall("ana", { text: q, k: 1 }, { vector: vec(q) });
+  assert.equal(r2.hits[0].episode.id, invoice);
+  assert.equal(r2.hits[0].episode.accessCount, 1, "the first recall's touch was stored");
+  assert.equal((await again.fact("ana", "language")).value, "Italian");
+  assert.equal((await again.factHistory("ana", "language")).length, 1);
+  assert.equal((await again.rules("ana", ["active"]))[0].text, "Always delete the lockfile before reinstalling");
+  assert.equal((await again.timeline("ana")).length, 3);
+});
+
+test("a write the storage does not acknowledge is not kept in memory either", async () => {
+  const storage = new MemoryStorage();
+  const mem = await Mnemo.open(storage, opts);
+  await fill(mem);
+  const write = storage.write.bind(storage);
+  storage.write = async () => {
+    throw new Error("disk full");
+  };
+  const text = "Refund issued for INV-2025-0099";
+  await assert.rejects(mem.remember("ana", { text }, { vector: vec(text) }), /disk full/);
+  storage.write = write;
+  const r = await mem.recall("ana", { text: "INV-2025-0099", touch: false }, { vector: vec(text) });
+  assert.ok(r.hits.every((h) => !h.episode.text.includes("0099")), "the failed write is gone");
+  assert.equal((await mem.timeline("ana")).length, 3);
+  const ok = await mem.remember("ana", { text }, { vector: vec(text) });
+  assert.equal(ok.id, 4, "ids continue from what storage holds");
+});
+
+test("maintain snapshots; a new engine opens from the snapshot", async () => {
+  const storage = new MemoryStorage();
+  const mem = await Mnemo.open(storage, { ...opts, snapshotAfter: 1 });
+  await fill(mem);
+  const m = await mem.maintain({ force: true });
+  assert.equal(m.snapshots, 1);
+  const other = await Mnemo.open(storage, opts);
+  const how = await other.open("ana");
+  assert.equal(how.from, "snapshot", JSON.stringify(how));
+  assert.equal((await other.timeline("ana")).length, 3);
+});
+
+test("bad input is a typed error and changes nothing", async () => {
+  const storage = new MemoryStorage();
+  const mem = await Mnemo.open(storage, opts);
+  await fill(mem);
+  const codes = [];
+  for (const call of [
+    () => mem.remember("bad/ns", { text: "x" }, { vector: vec("x") }),
+    () => mem.remember("ana", { text: "" }, { vector: vec("x") }),
+    () => mem.remember("ana", { text: "short vector" }, { vector: [1, 0] }),
+    () => mem.setStatus("ana", 99, "rejected"),
+    () => mem.setStatus("ana", 1, "gone"),
+  ]) {
+    await call().then(
+      () => codes.push("resolved"),
+      (e) => codes.push(e.code),
+    );
+  }
+  assert.deepEqual(codes, ["INVALID_INPUT", "INVALID_INPUT", "INVALID_INPUT", "NOT_FOUND", "INVALID_INPUT"]);
+  assert.equal((await mem.timeline("ana")).length, 3);
+});
