@@ -5,7 +5,9 @@ pub mod embed;
 pub mod engine;
 pub mod error;
 
-pub use embed::{BertConfig, BertEmbedder, Embedder, Embedding, Polarity, Role};
+#[cfg(feature = "model")]
+pub use embed::{BertConfig, BertEmbedder};
+pub use embed::{Embedder, Embedding, Polarity, Role};
 pub use engine::{Config, Engine, Query, Recall, Remembered};
 pub use error::{Error, Result};
 #[doc(hidden)]

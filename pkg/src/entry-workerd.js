@@ -1,7 +1,9 @@
 // Workers entry: workerd cannot compile wasm at run time, so the module is imported
-// statically (the bundler or Miniflare turns the .wasm import into a WebAssembly.Module).
-import * as glue from "../wasm/mnemo.js";
-import module from "../wasm/mnemo_bg.wasm";
+// statically (the bundler or Miniflare turns the .wasm import into a WebAssembly.Module). This
+// is the engine-only build (no in-process embedder: host vectors, e.g. from an AI binding),
+// which fits Workers' size limits.
+import * as glue from "../wasm-engine/mnemo.js";
+import module from "../wasm-engine/mnemo_bg.wasm";
 import { setWasm } from "./core.js";
 
 glue.initSync({ module });
@@ -9,4 +11,3 @@ setWasm(glue);
 
 export { Mnemo } from "./core.js";
 export { MemoryStorage } from "./adapters/memory.js";
-export const Embedder = glue.Embedder;

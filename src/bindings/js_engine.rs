@@ -9,7 +9,9 @@ use js_sys::{Array, Uint8Array};
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
-use super::js::{js_error, JsEmbedder};
+use super::js::js_error;
+#[cfg(feature = "model")]
+use super::js_embedder::JsEmbedder;
 use crate::engine::{FactWrite, Filter, Query};
 use crate::record::json::{episode_from_json, time_from_json};
 use crate::record::{Policy, RuleStatus, Source, Status};
@@ -110,6 +112,7 @@ impl WasmEngine {
     }
 
     /// Attaches an embedder (the `Embedder` object is moved into the engine).
+    #[cfg(feature = "model")]
     #[wasm_bindgen(js_name = attachEmbedder)]
     pub fn attach_embedder(&mut self, embedder: JsEmbedder) {
         let engine = std::mem::replace(

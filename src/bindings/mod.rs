@@ -2,5 +2,7 @@
 
 #[cfg(feature = "js")]
 pub mod js;
+#[cfg(all(feature = "js", feature = "model"))]
+pub mod js_embedder;
 #[cfg(feature = "js")]
 pub mod js_engine;

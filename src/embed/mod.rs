@@ -13,13 +13,19 @@
 //! each embedding also carries the text's [`Polarity`], detected from negation cues in six
 //! languages (see [`polarity`]).
 
+#[cfg(feature = "model")]
 mod bert;
+#[cfg(feature = "model")]
 mod cache;
+#[cfg(feature = "model")]
 mod plan;
 pub mod polarity;
+#[cfg(feature = "model")]
 mod tokenize;
+#[cfg(feature = "model")]
 mod unigram;
 
+#[cfg(feature = "model")]
 pub use bert::{BertConfig, BertEmbedder};
 pub use polarity::{Polarity, Stance};
 

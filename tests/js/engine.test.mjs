@@ -7,22 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Mnemo, MemoryStorage, NodeFileStorage } from "../../pkg/src/entry-node.js";
 import { checkStorage, checkReopened } from "./storage-contract.mjs";
-
-const DIM = 16;
-// A bag-of-words vector: words map to pseudo-random directions (cosine tracks overlap).
-function vec(text) {
-  const v = new Float32Array(DIM);
-  for (const w of text.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean)) {
-    let h = 2166136261;
-    for (const c of w) h = Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0;
-    for (let i = 0; i < DIM; i++) {
-      h = Math.imul(h ^ (h >>> 15), 2246822507) >>> 0;
-      v[i] += (h % 1000) / 500 - 1;
-    }
-  }
-  const n = Math.hypot(...v) || 1;
-  return v.map((x) => x / n);
-}
+import { DIM, EVENTS, vec } from "./bow.mjs";
 
 const DAY = 86_400_000;
 const T0 = Date.parse("2025-03-01T00:00:00Z");
@@ -46,13 +31,8 @@ test("storage contract: NodeFileStorage, reopen and a torn tail", async () => {
 });
 
 async function fill(mem) {
-  const events = [
-    ["Invoice INV-2025-0042 for 1,250 EUR sent to Marco", "success", 0],
-    ["npm install failed: stale lockfile in the cache", "failure", 10],
-    ["Deploy of web-app succeeded after clearing the cache", "success", 20],
-  ];
   const ids = [];
-  for (const [text, outcome, day] of events) {
+  for (const [text, outcome, day] of EVENTS) {
     const r = await mem.remember("ana", { text, outcome, createdAt: T0 + day * DAY, tags: ["t"] }, { vector: vec(text) });
     assert.equal(r.stored, true, JSON.stringify(r));
     ids.push(r.id);

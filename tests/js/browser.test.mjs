@@ -1,0 +1,76 @@
+// The npm package in Debian's Chromium: the storage contract on IndexedDB, and the engine on
+// IndexedDB keeping its memories across a browser restart (same profile).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { serve } from "./serve.mjs";
+import { launch } from "./chromium.mjs";
+
+const root = resolve(import.meta.dirname, "../..");
+
+async function page(context, url) {
+  const p = context.pages()[0] ?? (await context.newPage());
+  const errors = [];
+  p.on("pageerror", (e) => errors.push(e.message));
+  await p.goto(`${url}/tests/browser/harness.html`);
+  await p.waitForFunction(() => document.title === "ready" || document.title === "", null, {
+    timeout: 30_000,
+  });
+  await p.waitForFunction(() => window.t !== undefined, null, { timeout: 30_000 }).catch(() => {
+    throw new Error(`the harness did not load: ${errors.join("; ")}`);
+  });
+  return p;
+}
+
+test("IndexedDB: storage contract, engine, and persistence across a browser restart", async () => {
+  const server = await serve(root);
+  const profile = mkdtempSync(join(tmpdir(), "mnemo-chromium-"));
+  try {
+    let context = await launch(profile);
+    let p = await page(context, server.url);
+    const ids = await p.evaluate(async () => {
+      const { mnemo, contract, bow } = window.t;
+      await contract.checkStorage(await mnemo.IndexedDbStorage.open("contract"));
+      const mem = await mnemo.Mnemo.open(await mnemo.IndexedDbStorage.open("memory"), {
+        vectorModel: "test-bow@1",
+        dim: bow.DIM,
+      });
+      const ids = [];
+      for (const [text, outcome] of bow.EVENTS) {
+        ids.push((await mem.remember("ana", { text, outcome }, { vector: bow.vec(text) })).id);
+      }
+      await mem.setFact("ana", { key: "language", value: "Italian" });
+      return ids;
+    });
+    assert.deepEqual(ids, [1, 2, 3]);
+    await context.close();
+
+    context = await launch(profile);
+    p = await page(context, server.url);
+    const after = await p.evaluate(async () => {
+      const { mnemo, contract, bow } = window.t;
+      await contract.checkReopened(await mnemo.IndexedDbStorage.open("contract"));
+      const mem = await mnemo.Mnemo.open(await mnemo.IndexedDbStorage.open("memory"), {
+        vectorModel: "test-bow@1",
+        dim: bow.DIM,
+      });
+      const q = "stale lockfile";
+      const r = await mem.recall("ana", { text: q, k: 1 }, { vector: bow.vec(q) });
+      return {
+        top: r.hits[0].episode.text,
+        explained: r.hits[0].explanation.sources,
+        episodes: (await mem.timeline("ana")).length,
+        fact: (await mem.fact("ana", "language")).value,
+      };
+    });
+    assert.equal(after.top, "npm install failed: stale lockfile in the cache");
+    assert.ok(after.explained.includes("bm25"));
+    assert.equal(after.episodes, 3);
+    assert.equal(after.fact, "Italian");
+    await context.close();
+  } finally {
+    server.close();
+  }
+});
