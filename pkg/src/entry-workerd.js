@@ -11,3 +11,5 @@ setWasm(glue);
 
 export { Mnemo } from "./core.js";
 export { MemoryStorage } from "./adapters/memory.js";
+export { DurableObjectStorage } from "./adapters/durable-object.js";
+export { WorkersKvStorage } from "./adapters/workers-kv.js";

@@ -1,0 +1,79 @@
+// The npm package in workerd (Miniflare 4): the storage contract on Durable Object storage and
+// Workers KV, and the Worker example (www/examples/worker) keeping memories across two
+// Miniflare instances on the same persisted storage.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Miniflare } from "miniflare";
+import { DIM, EVENTS, vec } from "./bow.mjs";
+
+const root = resolve(import.meta.dirname, "../..");
+
+function worker(script, persist, extra) {
+  return new Miniflare({
+    scriptPath: join(root, script),
+    modules: true,
+    modulesRoot: root,
+    modulesRules: [
+      { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+    ],
+    compatibilityDate: "2025-01-01",
+    durableObjectsPersist: join(persist, "do"),
+    kvPersist: join(persist, "kv"),
+    ...extra,
+  });
+}
+
+test("storage contract in workerd: Durable Object storage and Workers KV, across instances", async () => {
+  const persist = mkdtempSync(join(tmpdir(), "mnemo-workerd-"));
+  const config = { durableObjects: { STORE: "Store" }, kvNamespaces: ["KV"] };
+  let mf = worker("tests/worker/contract-worker.js", persist, config);
+  for (const kind of ["do", "kv"]) {
+    const r = await mf.dispatchFetch(`http://x/${kind}/check`);
+    assert.equal(r.status, 200, `${kind}: ${await r.text()}`);
+  }
+  await mf.dispose();
+  mf = worker("tests/worker/contract-worker.js", persist, config);
+  for (const kind of ["do", "kv"]) {
+    const r = await mf.dispatchFetch(`http://x/${kind}/reopened`);
+    assert.equal(r.status, 200, `${kind}: ${await r.text()}`);
+  }
+  await mf.dispose();
+});
+
+test("the Worker example remembers across two workerd instances (Durable Object and KV)", async () => {
+  const persist = mkdtempSync(join(tmpdir(), "mnemo-workerd-"));
+  const config = {
+    durableObjects: { MEMORY: "Memory" },
+    kvNamespaces: ["MEMORY_KV"],
+    bindings: { DIM: String(DIM) },
+  };
+  const post = (mf, path, body) =>
+    mf.dispatchFetch(`http://x${path}`, { method: "POST", body: JSON.stringify(body) });
+  let mf = worker("www/examples/worker/src/index.js", persist, config);
+  for (const base of ["", "/kv"]) {
+    for (const [text, outcome] of EVENTS) {
+      const r = await post(mf, `${base}/remember?user=ana`, { text, outcome, vector: Array.from(vec(text)) });
+      const body = await r.json();
+      assert.equal(body.stored, true, `${base}: ${JSON.stringify(body)}`);
+    }
+  }
+  const bad = await post(mf, "/remember?user=ana", { text: "", vector: Array.from(vec("x")) });
+  assert.equal(bad.status, 400);
+  assert.equal((await bad.json()).code, "INVALID_INPUT");
+  await mf.dispose();
+
+  mf = worker("www/examples/worker/src/index.js", persist, config);
+  for (const base of ["", "/kv"]) {
+    const q = "stale lockfile";
+    const r = await (await post(mf, `${base}/recall?user=ana`, { text: q, k: 1, vector: Array.from(vec(q)) })).json();
+    assert.equal(r.hits[0].episode.text, "npm install failed: stale lockfile in the cache", base);
+    assert.ok(r.hits[0].explanation.sources.includes("bm25"));
+    const timeline = await (await mf.dispatchFetch(`http://x${base}/timeline?user=ana`)).json();
+    assert.equal(timeline.length, 3, base);
+  }
+  await mf.dispose();
+});

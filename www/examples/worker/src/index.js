@@ -1,0 +1,80 @@
+// mnemo in a Cloudflare Worker: one Durable Object per user holds that user's memory (strongly
+// consistent, one writer), on Durable Object storage. Vectors come from the host: Workers AI
+// (`env.AI`, bge-small-en-v1.5, 384-d) when bound, or the request's own `vector`.
+//
+// In your project: import { Mnemo, DurableObjectStorage } from "mnemo" (the package's
+// `workerd` condition picks the engine-only build, imported statically as workerd requires).
+import { Mnemo, DurableObjectStorage, WorkersKvStorage } from "../../../../pkg/src/entry-workerd.js";
+
+const MODEL = "@cf/baai/bge-small-en-v1.5";
+
+async function vectorOf(env, body) {
+  if (body.vector) return body.vector;
+  if (!env.AI) throw new Error("send a `vector`, or bind Workers AI as AI");
+  const out = await env.AI.run(MODEL, { text: [body.text ?? body.query] });
+  return out.data[0];
+}
+
+const json = (v, status = 200) =>
+  new Response(JSON.stringify(v), { status, headers: { "content-type": "application/json" } });
+
+async function handle(mem, env, request) {
+  const url = new URL(request.url);
+  const ns = url.searchParams.get("user") ?? "default";
+  const body = request.method === "POST" ? await request.json() : {};
+  try {
+    switch (url.pathname) {
+      case "/remember":
+        return json(await mem.remember(ns, body, { vector: await vectorOf(env, body) }));
+      case "/recall":
+        return json(await mem.recall(ns, body, { vector: await vectorOf(env, body) }));
+      case "/facts":
+        if (request.method === "POST") return json(await mem.setFact(ns, body));
+        return json(await mem.facts(ns));
+      case "/timeline":
+        return json(await mem.timeline(ns));
+      case "/maintain":
+        return json(await mem.maintain());
+      default:
+        return json({ error: "unknown route" }, 404);
+    }
+  } catch (e) {
+    return json({ error: e.message, code: e.code ?? "ERROR" }, e.code === "INVALID_INPUT" ? 400 : 500);
+  }
+}
+
+/** One per user: the user's memory. */
+export class Memory {
+  #mem;
+  constructor(state, env) {
+    this.state = state;
+    this.env = env;
+  }
+
+  async fetch(request) {
+    // Opened on first request (no randomness or wasm work at global scope).
+    this.#mem ??= await Mnemo.open(new DurableObjectStorage(this.state.storage), {
+      vectorModel: MODEL,
+      dim: Number(this.env.DIM ?? 384),
+    });
+    return handle(this.#mem, this.env, request);
+  }
+}
+
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    if (url.pathname.startsWith("/kv/")) {
+      // The same API on Workers KV (eventually consistent, single writer only: see the adapter).
+      const mem = await Mnemo.open(await WorkersKvStorage.open(env.MEMORY_KV), {
+        vectorModel: MODEL,
+        dim: Number(env.DIM ?? 384),
+      });
+      const inner = new Request(new URL(url.pathname.slice(3) + url.search, url), request);
+      return handle(mem, env, inner);
+    }
+    const user = url.searchParams.get("user") ?? "default";
+    const stub = env.MEMORY.get(env.MEMORY.idFromName(user));
+    return stub.fetch(request);
+  },
+};
