@@ -9,4 +9,5 @@ setWasm(glue);
 export { Mnemo } from "./core.js";
 export { MemoryStorage } from "./adapters/memory.js";
 export { IndexedDbStorage } from "./adapters/indexeddb.js";
+export { ChromeStorage } from "./adapters/chrome-storage.js";
 export const Embedder = glue.Embedder;

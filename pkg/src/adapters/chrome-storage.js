@@ -1,0 +1,66 @@
+// chrome.storage.local (MV3 extensions: pages, service worker). chrome.storage has no
+// multi-key delete-and-set transaction, but one `set` call is applied whole, so each batch is
+// stored as one item (a batch record, ../batchlog.js, base64) under its own key
+// `mnemo/b/<sequence>`; opening replays them in order. Extension pages and the service worker
+// share the area: let one context own a namespace (a second writer could take the same
+// sequence number). The log is never compacted here (weak: opening reads every batch ever
+// written); `unlimitedStorage` in the manifest lifts the 10 MB quota.
+import { MemoryStorage } from "./memory.js";
+import { crc32, decode, encode } from "../batchlog.js";
+
+const PREFIX = "mnemo/b/";
+const key = (seq) => PREFIX + String(seq).padStart(12, "0");
+
+function toBase64(bytes) {
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 8192) s += String.fromCharCode(...bytes.subarray(i, i + 8192));
+  return btoa(s);
+}
+
+function fromBase64(text) {
+  const s = atob(text);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+export class ChromeStorage {
+  #area;
+  #mem = new MemoryStorage();
+  #next = 0;
+
+  /** Opens the log in `area` (default chrome.storage.local), replaying it. */
+  static async open(area = globalThis.chrome.storage.local) {
+    const s = new ChromeStorage();
+    s.#area = area;
+    const all = await area.get(null);
+    const names = Object.keys(all).filter((k) => k.startsWith(PREFIX)).sort();
+    for (const name of names) {
+      const bytes = fromBase64(all[name]);
+      const dv = new DataView(bytes.buffer);
+      const payload = bytes.subarray(8, 8 + dv.getUint32(0, true));
+      if (crc32(payload) !== dv.getUint32(4, true)) {
+        throw Object.assign(new Error(`chrome.storage batch ${name} is damaged`), { code: "CORRUPT" });
+      }
+      await s.#mem.write(decode(payload));
+      s.#next = Number(name.slice(PREFIX.length)) + 1;
+    }
+    return s;
+  }
+
+  get(k) {
+    return this.#mem.get(k);
+  }
+
+  scan(prefix, after, limit) {
+    return this.#mem.scan(prefix, after, limit);
+  }
+
+  async write(ops) {
+    if (ops.length === 0) return;
+    const record = encode(ops);
+    await this.#area.set({ [key(this.#next)]: toBase64(record) });
+    this.#next += 1;
+    await this.#mem.write(ops);
+  }
+}
