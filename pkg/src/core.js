@@ -167,6 +167,11 @@ export class Mnemo {
     return this.#run(ns, (e) => parse(e.rules(ns, statuses)));
   }
 
+  /** The recency factor of the default scoring for `ageDays` at `tier` (decay, floored). */
+  recency(ageDays, tier = 0) {
+    return this.#engine.recency(ageDays, tier);
+  }
+
   /** The background step: seals vectors into HNSW, snapshots namespaces. Call when idle. */
   maintain({ force = false } = {}) {
     return this.#run(null, (e) => parse(e.maintain(force)));

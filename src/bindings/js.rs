@@ -7,7 +7,6 @@
 use js_sys::Reflect;
 use wasm_bindgen::prelude::*;
 
-
 pub(crate) fn js_error(e: crate::Error) -> JsValue {
     let err = js_sys::Error::new(&e.to_string());
     let _ = Reflect::set(&err, &"code".into(), &e.code().into());

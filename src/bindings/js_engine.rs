@@ -305,6 +305,12 @@ impl WasmEngine {
         out(self.inner.rules(ns, &want).map_err(js_error)?)
     }
 
+    /// The recency factor the default scoring gives an episode of `tier` last accessed
+    /// `age_days` ago: `floor + (1 − floor) · decay`.
+    pub fn recency(&self, age_days: f32, tier: u8) -> f32 {
+        self.inner.config().scoring.floored_recency(age_days, tier)
+    }
+
     /// The background step (seal vectors, snapshot); returns what it did.
     pub fn maintain(&mut self, force: bool) -> Result<String, JsValue> {
         let m = self.inner.maintain(force).map_err(js_error)?;

@@ -155,6 +155,12 @@ impl Scoring {
         }
     }
 
+    /// The balanced formula's recency for `days` at tier `tier`: `floor + (1 − floor) · decay`,
+    /// so decay reorders relevant memories without burying old ones.
+    pub fn floored_recency(&self, days: f32, tier: u8) -> f32 {
+        self.recency_floor + (1.0 - self.recency_floor) * self.decay_factor(days, tier)
+    }
+
     /// Scores every candidate; `signals` are all candidates of one query (normalisation is
     /// relative to them).
     pub fn explain(&self, signals: &[Signals]) -> Vec<Explanation> {
@@ -179,7 +185,7 @@ impl Scoring {
                 let importance = self.tier_importance[usize::from(s.tier.min(2))] * s.importance;
                 let (recency, final_score) = match self.formula {
                     Formula::Balanced => {
-                        let r = self.recency_floor + (1.0 - self.recency_floor) * decay;
+                        let r = self.floored_recency(s.age_days, s.tier);
                         (r, relevance.powf(self.sharpness) * r * importance)
                     }
                     Formula::Seed => (decay, fused * decay * importance),

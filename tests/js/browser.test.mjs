@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { serve } from "./serve.mjs";
+import { serve } from "../../www/serve.mjs";
 import { launch } from "./chromium.mjs";
 
 const root = resolve(import.meta.dirname, "../..");

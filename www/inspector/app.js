@@ -1,0 +1,228 @@
+// The inspector page: forms and views over the engine running in ./worker.js.
+import { SAMPLE } from "./sample.js";
+
+const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+const pending = new Map();
+let next = 0;
+const $ = (id) => document.getElementById(id);
+const status = $("status");
+
+let listening;
+const ready = new Promise((r) => (listening = r));
+worker.onerror = (e) => (status.textContent = `worker failed: ${e.message ?? "see the console"}`);
+
+worker.onmessage = ({ data }) => {
+  if (data.listening) return listening();
+  if (data.progress) {
+    const { label, got, total } = data.progress;
+    status.textContent = total ? `loading ${label}: ${Math.round((100 * got) / total)}%` : `${label}…`;
+    return;
+  }
+  const p = pending.get(data.id);
+  pending.delete(data.id);
+  if (data.error) p.reject(Object.assign(new Error(data.error), { code: data.code }));
+  else p.resolve(data.result);
+};
+
+async function call(method, ...args) {
+  await ready;
+  return new Promise((resolve, reject) => {
+    pending.set(++next, { resolve, reject });
+    worker.postMessage({ id: next, method, args });
+  });
+}
+
+const ns = () => $("ns").value.trim() || "demo";
+function el(tag, props = {}, ...kids) {
+  const e = Object.assign(document.createElement(tag), props);
+  e.append(...kids.filter((k) => k !== null && k !== undefined));
+  return e;
+}
+const fmt = (x, d = 2) => Number(x).toFixed(d);
+const day = (ms) => new Date(ms).toISOString().slice(0, 10);
+
+function showError(where, e) {
+  where.textContent = `${e.code ?? "error"}: ${e.message}`;
+}
+
+async function refreshTimeline() {
+  const episodes = await call("timeline", ns());
+  const now = Date.now();
+  const ages = episodes.map((e) => [(now - e.lastAccessedAt) / 86_400_000, e.tier]);
+  const decay = await call("recency", ages);
+  $("timeline").replaceChildren(
+    ...episodes.reverse().map((e, i) => {
+      const d = decay[episodes.length - 1 - i];
+      return el(
+        "tr",
+        { className: `status-${e.status}` },
+        el("td", { className: "num", textContent: e.id }),
+        el("td", { textContent: day(e.createdAt) }),
+        el("td", { textContent: e.text }),
+        el("td", { className: `outcome-${e.outcome}`, textContent: e.outcome === "unknown" ? "" : e.outcome }),
+        el("td", { textContent: ["raw", "weekly", "monthly"][e.tier] }),
+        el("td", { textContent: e.status }),
+        el("td", { className: "num", textContent: e.accessCount }),
+        el("td", { className: "num" }, el("span", { className: "decay" }, el("i", { style: `width:${d * 100}%` })), fmt(d)),
+      );
+    }),
+  );
+}
+
+async function refreshFacts() {
+  const facts = await call("facts", ns());
+  $("facts").replaceChildren(
+    ...facts.map((f) => {
+      const history = el("div", { className: "history" });
+      const li = el(
+        "li",
+        {},
+        el("span", { className: "fact-key", textContent: f.key }),
+        ` = ${f.value} `,
+        el("span", { className: "meta", textContent: `v${f.version} · ${f.source} · confidence ${fmt(f.confidence)} · ${f.policy}` }),
+        el("a", {
+          className: "link",
+          textContent: "history",
+          onclick: async () => {
+            const versions = await call("factHistory", ns(), f.key);
+            history.replaceChildren(
+              ...versions.map((v) =>
+                el("div", {}, `v${v.version}: ${v.value} (${v.source}, ${day(v.updatedAt)}) `,
+                  v.version === f.version ? "· current" : el("a", {
+                    className: "link",
+                    textContent: "roll back to this",
+                    onclick: async () => {
+                      await call("rollbackFact", ns(), f.key, v.version);
+                      await refreshFacts();
+                    },
+                  })),
+              ),
+            );
+          },
+        }),
+        history,
+      );
+      return li;
+    }),
+  );
+}
+
+async function refreshRules() {
+  const rules = await call("rules", ns());
+  $("rules").replaceChildren(
+    ...rules.map((r) => el("li", {}, r.text, " ", el("span", { className: "meta", textContent: `${r.status} · ${day(r.createdAt)}` }))),
+  );
+}
+
+const refresh = () => Promise.all([refreshTimeline(), refreshFacts(), refreshRules()]);
+
+function hitView(h, best) {
+  const x = h.explanation;
+  const e = h.episode;
+  return el(
+    "li",
+    { className: "hit" },
+    el(
+      "div",
+      { className: "top" },
+      el("span", { className: "score", textContent: fmt(x.finalScore, 3) }),
+      el("span", { className: "text", textContent: e.text }),
+      el("span", { className: "meta", textContent: day(e.createdAt) }),
+    ),
+    el("div", { className: "bar" }, el("i", { style: `width:${(100 * x.finalScore) / best}%` })),
+    el(
+      "div",
+      { className: "factors" },
+      ...[
+        ["relevance", x.relevance],
+        ["× recency", x.recency],
+        ["× importance", x.importance],
+        ["cosine", x.cosine],
+        ["bm25", x.bm25],
+        ["age", `${fmt(x.ageDays, 0)} d`],
+      ].map(([k, v]) => el("span", {}, `${k} `, el("b", { textContent: typeof v === "number" ? fmt(v) : v }))),
+      el("span", {}, ...x.sources.map((s) => el("span", { className: "chip", textContent: s }))),
+      x.shadowedBy ? el("span", { className: "chip shadow", textContent: `shadowed by #${x.shadowedBy}` }) : null,
+    ),
+    x.terms.length
+      ? el("div", { className: "terms", textContent: "matched: " + x.terms.map(([t, s]) => `${t} (${fmt(s)})`).join(", ") })
+      : null,
+  );
+}
+
+$("add").onsubmit = async (ev) => {
+  ev.preventDefault();
+  const f = new FormData(ev.target);
+  const episode = {
+    text: f.get("text"),
+    outcome: f.get("outcome") || undefined,
+    agent: f.get("agent"),
+    verdict: f.get("verdict"),
+    tags: String(f.get("tags")).split(",").map((t) => t.trim()).filter(Boolean),
+  };
+  if (f.get("date")) episode.createdAt = Date.parse(f.get("date"));
+  try {
+    const r = await call("remember", ns(), episode);
+    status.textContent = r.stored ? `remembered #${r.id} (importance ${fmt(r.importance)}: ${r.reason})` : `not kept: ${r.reason}`;
+    ev.target.reset();
+    await refresh();
+  } catch (e) {
+    showError(status, e);
+  }
+};
+
+$("sample").onclick = async () => {
+  for (const e of SAMPLE) await call("remember", ns(), e);
+  await call("setFact", ns(), { key: "language", value: "Italian", source: "explicit" });
+  await call("setFact", ns(), { key: "billing.currency", value: "EUR", source: "admin" });
+  await call("addRule", ns(), "Always delete the lockfile and the npm cache before reinstalling");
+  status.textContent = `loaded ${SAMPLE.length} sample events`;
+  await refresh();
+};
+
+$("recall").onsubmit = async (ev) => {
+  ev.preventDefault();
+  const text = new FormData(ev.target).get("text");
+  try {
+    const r = await call("recall", ns(), { text, k: 5 });
+    const note = [];
+    if (r.window) note.push(`time window ${day(r.window.from)} – ${day(r.window.to - 1)}`);
+    if (r.windowDropped) note.push("nothing in the query's time window, so it was dropped");
+    $("recall-note").textContent = note.join(" · ") || `${r.hits.length} hits`;
+    const best = Math.max(...r.hits.map((h) => h.explanation.finalScore), 1e-9);
+    $("hits").replaceChildren(...r.hits.map((h) => hitView(h, best)));
+    await refreshTimeline();
+  } catch (e) {
+    showError($("recall-note"), e);
+  }
+};
+
+$("fact").onsubmit = async (ev) => {
+  ev.preventDefault();
+  const f = new FormData(ev.target);
+  try {
+    const r = await call("setFact", ns(), { key: f.get("key"), value: f.get("value"), source: f.get("source") });
+    $("fact-note").textContent = r.result === "refused" ? `refused: held by a ${r.heldBy} source` : `${r.result} (v${r.version})`;
+    await refreshFacts();
+  } catch (e) {
+    showError($("fact-note"), e);
+  }
+};
+
+$("rule").onsubmit = async (ev) => {
+  ev.preventDefault();
+  await call("addRule", ns(), new FormData(ev.target).get("text"));
+  ev.target.reset();
+  await refreshRules();
+};
+
+$("ns").onchange = refresh;
+
+try {
+  const { model } = await call("open");
+  status.textContent = `ready · ${model.split("@")[0]} · IndexedDB`;
+  await refresh();
+  document.body.dataset.ready = "1";
+} catch (e) {
+  showError(status, e);
+}
