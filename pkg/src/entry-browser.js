@@ -7,6 +7,8 @@ await init({ module_or_path: new URL("../wasm/mnemo_bg.wasm", import.meta.url) }
 setWasm(glue);
 
 export { Mnemo } from "./core.js";
+/** Bytes of wasm linear memory in use (it only grows). */
+export const memoryBytes = () => glue.memoryBytes();
 export { MemoryStorage } from "./adapters/memory.js";
 export { IndexedDbStorage } from "./adapters/indexeddb.js";
 export { ChromeStorage } from "./adapters/chrome-storage.js";

@@ -7,6 +7,8 @@ glue.initSync({ module: readFileSync(new URL("../wasm/mnemo_bg.wasm", import.met
 setWasm(glue);
 
 export { Mnemo } from "./core.js";
+/** Bytes of wasm linear memory in use (it only grows). */
+export const memoryBytes = () => glue.memoryBytes();
 export { MemoryStorage } from "./adapters/memory.js";
 export { NodeFileStorage } from "./adapters/node-files.js";
 export const Embedder = glue.Embedder;

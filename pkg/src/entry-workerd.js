@@ -10,6 +10,8 @@ glue.initSync({ module });
 setWasm(glue);
 
 export { Mnemo } from "./core.js";
+/** Bytes of wasm linear memory in use (it only grows). */
+export const memoryBytes = () => glue.memoryBytes();
 export { MemoryStorage } from "./adapters/memory.js";
 export { DurableObjectStorage } from "./adapters/durable-object.js";
 export { WorkersKvStorage } from "./adapters/workers-kv.js";

@@ -21,3 +21,9 @@ pub fn bench_store(n: usize, queries: usize, clock: &js_sys::Function) -> Result
     let report = crate::bench::store(n, queries, &mut now);
     serde_json::to_string(&report).map_err(|e| JsValue::from_str(&e.to_string()))
 }
+
+/// Bytes of linear memory this wasm instance holds (it only grows).
+#[wasm_bindgen(js_name = memoryBytes)]
+pub fn memory_bytes() -> f64 {
+    crate::bench::memory_bytes() as f64
+}
