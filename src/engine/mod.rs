@@ -9,6 +9,7 @@
 
 mod episodes;
 mod facts;
+pub mod json;
 pub mod policy;
 mod recall;
 mod rules;

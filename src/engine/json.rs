@@ -1,0 +1,203 @@
+//! The engine through JSON text, for bindings (JS, the WIT component): the same shapes
+//! everywhere, camelCase fields, typed errors.
+
+use serde_json::{json, Value};
+
+use super::{Config, Engine, FactWrite, Filter, Opened, Query, Remembered};
+use crate::error::{Error, Result};
+use crate::record::json::{episode_from_json, time_from_json};
+use crate::record::{Policy, RuleStatus, Source, Status};
+use crate::store::KvStore;
+use crate::time::Window;
+
+fn parse(text: &str, what: &str) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| Error::InvalidInput(format!("{what} is not JSON: {e}")))
+}
+
+fn out(v: impl serde::Serialize) -> Result<String> {
+    serde_json::to_string(&v).map_err(|e| Error::InvalidInput(e.to_string()))
+}
+
+fn str_of<'a>(v: &'a Value, name: &str) -> Option<&'a str> {
+    v.get(name).and_then(Value::as_str)
+}
+
+fn strings(v: &Value, name: &str) -> Vec<String> {
+    v.get(name)
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
+}
+
+/// A status from its name.
+pub fn status(s: &str) -> Result<Status> {
+    match s {
+        "raw" => Ok(Status::Raw),
+        "active" => Ok(Status::Active),
+        "superseded" => Ok(Status::Superseded),
+        "rejected" => Ok(Status::Rejected),
+        other => Err(Error::InvalidInput(format!(
+            "status {other:?} is not one of raw, active, superseded, rejected"
+        ))),
+    }
+}
+
+fn filter(v: &Value) -> Result<Filter> {
+    let mut f = Filter {
+        agent: str_of(v, "agent").map(str::to_string),
+        entity: str_of(v, "entity").map(str::to_string),
+        tags: strings(v, "tags"),
+        kinds: strings(v, "kinds"),
+        tool: str_of(v, "tool").map(str::to_string),
+        entity_type: str_of(v, "entityType").map(str::to_string),
+        error_class: str_of(v, "errorClass").map(str::to_string),
+        stage: str_of(v, "stage").map(str::to_string),
+        ..Filter::default()
+    };
+    for s in strings(v, "statuses") {
+        f.statuses.push(status(&s)?);
+    }
+    if let Some(t) = v.get("tiers").and_then(Value::as_array) {
+        f.tiers = t.iter().filter_map(Value::as_u64).map(|t| t.min(2) as u8).collect();
+    }
+    if let (Some(from), Some(to)) = (v.get("from"), v.get("to")) {
+        f.window =
+            Some(Window { from: time_from_json(from, "from")?, to: time_from_json(to, "to")? });
+    }
+    Ok(f)
+}
+
+/// Settings from JSON: `vectorModel`, `dim`, `snapshotAfter`, `snapshotChunk`.
+pub fn config(options: &str) -> Result<Config> {
+    let o = parse(options, "options")?;
+    let mut config = Config::default();
+    if let Some(m) = str_of(&o, "vectorModel") {
+        config.vector_model = m.to_string();
+    }
+    if let Some(d) = o.get("dim").and_then(Value::as_u64) {
+        config.dim = d as usize;
+    }
+    if let Some(n) = o.get("snapshotAfter").and_then(Value::as_u64) {
+        config.snapshot_after = n as usize;
+    }
+    if let Some(n) = o.get("snapshotChunk").and_then(Value::as_u64) {
+        config.snapshot_chunk = n as usize;
+    }
+    Ok(config)
+}
+
+impl<S: KvStore> Engine<S> {
+    /// [`Engine::remember`] from a JSON episode (`record::json`); returns
+    /// `{stored: true, id, importance, reason}` or `{stored: false, reason}`.
+    pub fn remember_json(
+        &mut self,
+        ns: &str,
+        episode: &str,
+        vector: Option<&[f32]>,
+    ) -> Result<String> {
+        let e = episode_from_json(&parse(episode, "episode")?)?;
+        match self.remember(ns, e, vector)? {
+            Remembered::Stored { id, importance, reason } => {
+                out(json!({"stored": true, "id": id, "importance": importance, "reason": reason}))
+            }
+            Remembered::Discarded { reason } => out(json!({"stored": false, "reason": reason})),
+        }
+    }
+
+    /// [`Engine::recall`] from a JSON query (`text`, `k`, `filter`, `touch`,
+    /// `timeExpressions`); returns `{hits: [{episode, explanation}], window, windowDropped}`.
+    pub fn recall_json(
+        &mut self,
+        ns: &str,
+        query: &str,
+        now: i64,
+        vector: Option<Vec<f32>>,
+    ) -> Result<String> {
+        let q = parse(query, "query")?;
+        let text = str_of(&q, "text")
+            .ok_or_else(|| Error::InvalidInput("a query needs a \"text\"".into()))?;
+        let mut query = Query::new(text, q.get("k").and_then(Value::as_u64).unwrap_or(5) as usize);
+        if let Some(f) = q.get("filter") {
+            query.filter = filter(f)?;
+        }
+        query.touch = q.get("touch").and_then(Value::as_bool).unwrap_or(true);
+        query.time_expressions = q.get("timeExpressions").and_then(Value::as_bool).unwrap_or(true);
+        query.vector = vector;
+        let r = self.recall(ns, &query, now)?;
+        let hits: Vec<Value> = r
+            .hits
+            .iter()
+            .map(|h| json!({"episode": h.episode, "explanation": h.explanation}))
+            .collect();
+        let window = r.window.map(|w| json!({"from": w.from, "to": w.to}));
+        out(json!({"hits": hits, "window": window, "windowDropped": r.window_dropped}))
+    }
+
+    /// [`Engine::timeline`] as a JSON list.
+    pub fn timeline_json(&mut self, ns: &str, before: i64, limit: usize) -> Result<String> {
+        out(self.timeline(ns, before, limit)?)
+    }
+
+    /// [`Engine::set_fact`] from `{key, value, source?, confidence?, policy?, ttlMs?}`; returns
+    /// `{result: "written" | "confirmed", version}` or `{result: "refused", heldBy}`.
+    pub fn set_fact_json(&mut self, ns: &str, fact: &str, now: i64) -> Result<String> {
+        let f = parse(fact, "fact")?;
+        let need = |name: &str| {
+            str_of(&f, name)
+                .ok_or_else(|| Error::InvalidInput(format!("a fact needs a \"{name}\"")))
+        };
+        let (key, value) = (need("key")?, need("value")?);
+        let source: Source = str_of(&f, "source").unwrap_or("explicit").parse()?;
+        let policy: Policy = str_of(&f, "policy").unwrap_or("auto-inject").parse()?;
+        let confidence = f.get("confidence").and_then(Value::as_f64).unwrap_or(1.0) as f32;
+        let ttl = f.get("ttlMs").and_then(Value::as_i64);
+        out(match self.set_fact(ns, key, value, source, confidence, policy, ttl, now)? {
+            FactWrite::Written { version } => json!({"result": "written", "version": version}),
+            FactWrite::Confirmed { version } => json!({"result": "confirmed", "version": version}),
+            FactWrite::Refused { held_by } => json!({"result": "refused", "heldBy": held_by}),
+        })
+    }
+
+    /// [`Engine::fact`] as JSON (null when none holds).
+    pub fn fact_json(&self, ns: &str, key: &str, now: i64, all: bool) -> Result<String> {
+        out(self.fact(ns, key, now, all)?)
+    }
+
+    /// [`Engine::facts`] (every policy) as JSON.
+    pub fn facts_json(&self, ns: &str, now: i64, all: bool) -> Result<String> {
+        out(self.facts(ns, now, &[], all)?)
+    }
+
+    /// [`Engine::fact_history`] as JSON.
+    pub fn fact_history_json(&self, ns: &str, key: &str) -> Result<String> {
+        out(self.fact_history(ns, key)?)
+    }
+
+    /// [`Engine::rules`] with statuses by name (all when empty), as JSON.
+    pub fn rules_json(&self, ns: &str, statuses: &[String]) -> Result<String> {
+        let mut want =
+            statuses.iter().map(|s| s.parse::<RuleStatus>()).collect::<Result<Vec<_>>>()?;
+        if want.is_empty() {
+            want = vec![RuleStatus::Candidate, RuleStatus::Active, RuleStatus::Demoted];
+        }
+        out(self.rules(ns, &want)?)
+    }
+
+    /// [`Engine::maintain`] as JSON.
+    pub fn maintain_json(&mut self, force: bool) -> Result<String> {
+        let m = self.maintain(force)?;
+        out(json!({"sealed": m.sealed, "merges": m.merges, "segments": m.segments,
+            "snapshots": m.snapshots, "snapshotBytes": m.snapshot_bytes}))
+    }
+
+    /// [`Engine::opened`] as JSON: `{from: "snapshot" | "records", …}` or null.
+    pub fn opened_json(&self, ns: &str) -> Result<String> {
+        out(self.opened(ns).map(|o| match o {
+            Opened::Rebuilt { reason } => json!({"from": "records", "reason": reason}),
+            Opened::Snapshot { watermark, replayed, refreshed } => json!({
+                "from": "snapshot", "watermark": watermark, "replayed": replayed,
+                "refreshed": refreshed
+            }),
+        }))
+    }
+}
