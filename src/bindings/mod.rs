@@ -6,3 +6,5 @@ pub mod js;
 pub mod js_embedder;
 #[cfg(feature = "js")]
 pub mod js_engine;
+#[cfg(feature = "component")]
+pub mod wit;

@@ -67,7 +67,8 @@ fn filter(v: &Value) -> Result<Filter> {
     Ok(f)
 }
 
-/// Settings from JSON: `vectorModel`, `dim`, `snapshotAfter`, `snapshotChunk`.
+/// Settings from JSON: `vectorModel`, `dim`, `snapshotAfter`, `snapshotChunk`, and `keepAll`
+/// (the write policy discards nothing: benchmarks score retrieval, not the policy).
 pub fn config(options: &str) -> Result<Config> {
     let o = parse(options, "options")?;
     let mut config = Config::default();
@@ -82,6 +83,11 @@ pub fn config(options: &str) -> Result<Config> {
     }
     if let Some(n) = o.get("snapshotChunk").and_then(Value::as_u64) {
         config.snapshot_chunk = n as usize;
+    }
+    if o.get("keepAll").and_then(Value::as_bool) == Some(true) {
+        config.policy.min_chars = 1;
+        config.policy.discard_kinds.clear();
+        config.policy.discard_containing.clear();
     }
     Ok(config)
 }

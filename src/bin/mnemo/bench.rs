@@ -1,53 +1,17 @@
 //! `mnemo bench`: ingest JSONL items as episodes, answer JSONL queries, write ranked ids.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
 use mnemo::engine::WritePolicy;
 use mnemo::record::Episode;
 use mnemo::store::MemoryStore;
-use mnemo::time::parse_iso8601;
 use mnemo::{Config, Embedder, Engine, Query, Remembered, Role};
 
 use crate::Opts;
-
-struct Line {
-    id: String,
-    ns: String,
-    ts: i64,
-    text: String,
-}
-
-fn read_jsonl(path: &Path, id_field: &str) -> Result<Vec<Line>, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut out = Vec::new();
-    for (n, line) in BufReader::new(file).lines().enumerate() {
-        let at = || format!("{} line {}", path.display(), n + 1);
-        let line = line.map_err(|e| format!("{}: {e}", at()))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: serde_json::Value =
-            serde_json::from_str(&line).map_err(|e| format!("{}: not JSON: {e}", at()))?;
-        let field = |name: &str| -> Result<String, String> {
-            match v.get(name) {
-                Some(serde_json::Value::String(s)) => Ok(s.clone()),
-                Some(serde_json::Value::Number(x)) if name == id_field => Ok(x.to_string()),
-                Some(_) => Err(format!("{}: field {name:?} must be a string", at())),
-                None => Err(format!("{}: field {name:?} is missing", at())),
-            }
-        };
-        let text = field("text")?;
-        if text.trim().is_empty() {
-            return Err(format!("{}: field \"text\" is empty", at()));
-        }
-        let ts = parse_iso8601(&field("ts")?).map_err(|e| format!("{}: {e}", at()))?;
-        out.push(Line { id: field(id_field)?, ns: field("ns")?, ts, text });
-    }
-    Ok(out)
-}
+use mnemo::bench::{read_jsonl, Line};
 
 fn embed_all(
     e: &mut dyn Embedder,

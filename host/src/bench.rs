@@ -1,0 +1,89 @@
+//! `mnemo-host bench`: the `mnemo bench` workload with the engine in the component. Texts are
+//! embedded natively by the host (as `mnemo bench` does), the vectors passed in, so the two
+//! rankings can be compared id for id.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+use mnemo::bench::{read_jsonl, Line};
+use mnemo::store::MemoryStore;
+use mnemo::{BertConfig, BertEmbedder, Embedder, Role};
+use serde_json::{json, Value};
+
+use crate::Opts;
+
+fn embed(e: &mut BertEmbedder, lines: &[Line], role: Role) -> Result<Vec<Vec<f32>>, String> {
+    let mut out = Vec::with_capacity(lines.len());
+    for chunk in lines.chunks(16) {
+        let texts: Vec<&str> = chunk.iter().map(|l| l.text.as_str()).collect();
+        out.extend(e.embed(&texts, role).map_err(|e| e.to_string())?.into_iter().map(|x| x.vector));
+    }
+    Ok(out)
+}
+
+pub fn run(opts: &Opts) -> Result<(), String> {
+    let need = |name: &str| opts.get(name).ok_or(format!("bench needs --{name}"));
+    let (items_path, queries_path, out_path) = (need("items")?, need("queries")?, need("out")?);
+    let k: usize = opts.get("k").map_or(Ok(100), str::parse).map_err(|_| "--k takes a number")?;
+    let items = read_jsonl(Path::new(items_path), "id")?;
+    let queries = read_jsonl(Path::new(queries_path), "qid")?;
+    let dir = crate::model_dir(opts);
+    let read =
+        |f: &str| std::fs::read(dir.join(f)).map_err(|e| format!("{}: {e}", dir.join(f).display()));
+    let mut embedder = BertEmbedder::from_bytes(
+        &read("model.onnx")?,
+        &read("tokenizer.json")?,
+        BertConfig::e5("multilingual-e5-small-latin"),
+    )
+    .map_err(|e| e.to_string())?;
+    eprintln!("mnemo-host bench: {} items, {} queries", items.len(), queries.len());
+    let item_vecs = embed(&mut embedder, &items, Role::Passage)?;
+    let query_vecs = embed(&mut embedder, &queries, Role::Query)?;
+    let model = embedder.model_id().to_string();
+    let t = Instant::now();
+    let mut m = crate::open_bare(opts, Box::new(MemoryStore::new()))?;
+    eprintln!("  component ready in {:.2}s", t.elapsed().as_secs_f64());
+    let options = json!({"vectorModel": model, "dim": embedder.dim(), "keepAll": true, "snapshotAfter": u64::MAX});
+    m.call(|g, s| g.call_configure(s, &options.to_string()))?;
+    let mut ids: HashMap<(String, u64), String> = HashMap::new();
+    let t = Instant::now();
+    for (item, v) in items.iter().zip(&item_vecs) {
+        let e = json!({"text": item.text, "createdAt": item.ts, "refId": item.id});
+        let r = m.call(|g, s| g.call_remember(s, &item.ns, &e.to_string(), Some(v)))?;
+        let r: Value = serde_json::from_str(&r).map_err(|e| e.to_string())?;
+        let id = r["id"].as_u64().ok_or(format!("item {} discarded: {}", item.id, r["reason"]))?;
+        ids.insert((item.ns.clone(), id), item.id.clone());
+    }
+    m.call(|g, s| g.call_maintain(s, true))?;
+    eprintln!("  ingested in {:.2}s (embedding excluded)", t.elapsed().as_secs_f64());
+    let mut out = std::fs::File::create(out_path).map_err(|e| format!("{out_path}: {e}"))?;
+    let t = Instant::now();
+    for (q, v) in queries.iter().zip(&query_vecs) {
+        let query = json!({"text": q.text, "k": k, "touch": false});
+        let ranked: Vec<String> = match m
+            .call(|g, s| g.call_recall(s, &q.ns, &query.to_string(), q.ts, Some(v)))
+        {
+            Ok(r) => {
+                let r: Value = serde_json::from_str(&r).map_err(|e| e.to_string())?;
+                r["hits"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|h| ids.get(&(q.ns.clone(), h["episode"]["id"].as_u64()?)).cloned())
+                    .collect()
+            }
+            Err(e) if e.contains("UNKNOWN_NAMESPACE") => Vec::new(),
+            Err(e) => return Err(format!("query {}: {e}", q.id)),
+        };
+        writeln!(out, "{}", json!({ "qid": q.id, "ranked": ranked }))
+            .map_err(|e| format!("{out_path}: {e}"))?;
+    }
+    eprintln!(
+        "  answered {} queries in {:.2}s (query embedding excluded)",
+        queries.len(),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

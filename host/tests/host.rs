@@ -1,0 +1,102 @@
+//! `mnemo-host` as a user runs it: the component under wasmtime on file and SQLite storage,
+//! the host's native embedder and the component's own (tract in wasm), persistence across
+//! processes. Needs the component (`tools/build-component`) and the default model.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn component() -> PathBuf {
+    if let Some(p) = std::env::var_os("MNEMO_COMPONENT") {
+        return p.into();
+    }
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from);
+    let p = target.join("wasm32-wasip2/release/mnemo.wasm");
+    assert!(p.exists(), "no component at {}: run tools/build-component", p.display());
+    p
+}
+
+fn model() -> PathBuf {
+    std::env::var_os("MNEMO_MODEL_DIR")
+        .map_or_else(|| root().join("models/multilingual-e5-small-latin"), PathBuf::from)
+}
+
+fn host(store: &[&str], args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mnemo-host"))
+        .args(store)
+        .arg("--component")
+        .arg(component())
+        .arg("--model")
+        .arg(model())
+        .args(["--ns", "ana", "--at", "2025-03-01T00:00:00Z"])
+        .args(args)
+        .output()
+        .expect("runs");
+    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.success(), s(&out.stdout), s(&out.stderr))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mnemo-host-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn exercise(store: &[&str]) {
+    let embed = ["--host-embedder"];
+    for text in [
+        "Invoice INV-2025-0042 for 1,250 EUR sent to Marco",
+        "npm install failed: stale lockfile in the cache",
+        "Lunch with the design team on Friday",
+    ] {
+        let (ok, out, err) = host(store, &[&embed[..], &["remember", text]].concat());
+        assert!(ok && out.contains("\"stored\": true"), "{out}{err}");
+    }
+    // A new process: everything comes back from the store.
+    let (ok, out, err) = host(
+        store,
+        &["--host-embedder", "recall", "why", "did", "the", "install", "break?", "--k", "1"],
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("stale lockfile") && out.contains("relevance"), "{out}");
+    let (ok, out, _) = host(store, &["--host-embedder", "fact", "set", "language", "Italian"]);
+    assert!(ok && out.contains("written"), "{out}");
+    let (ok, out, _) = host(
+        store,
+        &["--host-embedder", "fact", "set", "language", "English", "--source", "implicit"],
+    );
+    assert!(ok && out.contains("refused"), "{out}");
+    let (ok, out, _) = host(store, &["--host-embedder", "fact", "history", "language"]);
+    assert!(ok && out.contains("Italian") && !out.contains("English"), "{out}");
+    let (ok, out, _) =
+        host(store, &["--host-embedder", "rule", "add", "Delete the lockfile before reinstalling"]);
+    assert!(ok && out.starts_with("rule"), "{out}");
+    let (ok, out, _) = host(store, &["--host-embedder", "timeline"]);
+    assert!(ok && out.matches("\"text\"").count() == 3, "{out}");
+    let (ok, _, err) = host(store, &["--host-embedder", "remember", " "]);
+    assert!(!ok && err.contains("needs a text"), "{err}");
+}
+
+#[test]
+fn file_store_with_the_native_embedder_and_the_component_s_own() {
+    let d = tmp("file");
+    let dir = d.to_string_lossy().to_string();
+    exercise(&["--store", &dir]);
+    // The component's own embedder (tract compiled to wasm) reads what the native one wrote:
+    // the same model id, the same vector space.
+    let (ok, out, err) = host(&["--store", &dir], &["recall", "INV-2025-0042", "--k", "1"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("INV-2025-0042"), "{out}");
+}
+
+#[test]
+fn sqlite_store() {
+    let d = tmp("sqlite");
+    let db = d.join("memory.sqlite").to_string_lossy().to_string();
+    exercise(&["--sqlite", &db]);
+}

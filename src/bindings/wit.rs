@@ -1,0 +1,222 @@
+#![allow(missing_docs)] // the generated bindings
+//! The WIT component (`wit/`, world `mnemo`), built for wasm32-wasip2 with the `component`
+//! feature: storage through the imported `kv` interface, the engine exported. Objects cross as
+//! JSON text, through the same facade as the JS binding (`engine::json`).
+
+use std::cell::RefCell;
+
+wit_bindgen::generate!({ path: "wit", world: "mnemo" });
+
+use exports::mnemo::engine::engine::{Error as WitError, Guest};
+use mnemo::engine::{embedder as host_embedder, kv};
+
+use crate::embed::{Embedder, Embedding, Role};
+use crate::engine::json;
+use crate::store::{Batch, KvStore, Op};
+use crate::{Config, Engine, Error, Result};
+
+/// The host's storage, through the imported `kv` interface.
+struct HostKv;
+
+fn host(e: String) -> Error {
+    Error::Io { path: "host kv".into(), detail: e }
+}
+
+impl KvStore for HostKv {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        kv::get(key).map_err(host)
+    }
+
+    fn scan(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        kv::scan(prefix, after, u32::try_from(limit).unwrap_or(u32::MAX)).map_err(host)
+    }
+
+    fn write(&mut self, batch: &Batch) -> Result<()> {
+        let ops: Vec<kv::Op> = batch
+            .ops()
+            .iter()
+            .map(|op| match op {
+                Op::Put(k, v) => kv::Op::Put((k.clone(), v.clone())),
+                Op::Delete(k) => kv::Op::Delete(k.clone()),
+            })
+            .collect();
+        kv::write(&ops).map_err(host)
+    }
+}
+
+/// The host's embedder, through the imported `embedder` interface.
+struct HostEmbedder {
+    model: String,
+    dim: usize,
+}
+
+impl Embedder for HostEmbedder {
+    fn model_id(&self) -> &str {
+        &self.model
+    }
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn max_tokens(&self) -> usize {
+        512
+    }
+    fn embed(&mut self, texts: &[&str], role: Role) -> Result<Vec<Embedding>> {
+        let texts: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+        let role = match role {
+            Role::Query => host_embedder::Role::Query,
+            Role::Passage => host_embedder::Role::Passage,
+        };
+        let vectors = host_embedder::embed(&texts, role)
+            .map_err(|e| Error::Inference { stage: "host embedder", detail: e })?;
+        if vectors.len() != texts.len() {
+            return Err(Error::Inference {
+                stage: "host embedder",
+                detail: format!("{} vectors for {} texts", vectors.len(), texts.len()),
+            });
+        }
+        texts
+            .iter()
+            .zip(vectors)
+            .map(|(t, v)| {
+                Ok(Embedding {
+                    vector: crate::embed::checked_unit_vector(&v, self.dim)?,
+                    polarity: crate::embed::Polarity::of(t),
+                    tokens: 0,
+                    truncated: false,
+                })
+            })
+            .collect()
+    }
+}
+
+thread_local! {
+    static ENGINE: RefCell<Option<Engine<HostKv>>> = const { RefCell::new(None) };
+}
+
+fn wit(e: Error) -> WitError {
+    WitError { code: e.code().to_string(), message: e.to_string() }
+}
+
+/// Runs `f` on the engine (made with default settings on first use).
+fn with<T>(f: impl FnOnce(&mut Engine<HostKv>) -> Result<T>) -> std::result::Result<T, WitError> {
+    ENGINE.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let engine = cell.get_or_insert_with(|| Engine::new(HostKv, Config::default()));
+        f(engine).map_err(wit)
+    })
+}
+
+fn replace(
+    f: impl FnOnce(Engine<HostKv>) -> Result<Engine<HostKv>>,
+) -> std::result::Result<(), WitError> {
+    ENGINE.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let engine = cell.take().unwrap_or_else(|| Engine::new(HostKv, Config::default()));
+        *cell = Some(f(engine).map_err(wit)?);
+        Ok(())
+    })
+}
+
+struct Component;
+
+impl Guest for Component {
+    fn configure(options: String) -> std::result::Result<(), WitError> {
+        let config = json::config(&options).map_err(wit)?;
+        replace(|_| Ok(Engine::new(HostKv, config)))
+    }
+
+    fn load_model(model: Vec<u8>, tokenizer: Vec<u8>) -> std::result::Result<String, WitError> {
+        #[cfg(feature = "model")]
+        {
+            let name = "multilingual-e5-small-latin";
+            let e =
+                crate::BertEmbedder::from_bytes(&model, &tokenizer, crate::BertConfig::e5(name))
+                    .map_err(wit)?;
+            let id = e.model_id().to_string();
+            replace(|engine| Ok(engine.with_embedder(Box::new(e))))?;
+            Ok(id)
+        }
+        #[cfg(not(feature = "model"))]
+        {
+            let _ = (model, tokenizer);
+            Err(wit(Error::InvalidInput(
+                "this build has no in-process embedder: use-host-embedder, or pass vectors".into(),
+            )))
+        }
+    }
+
+    fn use_host_embedder() -> std::result::Result<String, WitError> {
+        let model = host_embedder::model_id()
+            .map_err(|e| wit(Error::Inference { stage: "host embedder", detail: e }))?;
+        let dim = host_embedder::dim() as usize;
+        let id = model.clone();
+        replace(|engine| Ok(engine.with_embedder(Box::new(HostEmbedder { model, dim }))))?;
+        Ok(id)
+    }
+
+    fn remember(
+        ns: String,
+        episode: String,
+        vector: Option<Vec<f32>>,
+    ) -> std::result::Result<String, WitError> {
+        with(|e| e.remember_json(&ns, &episode, vector.as_deref()))
+    }
+
+    fn recall(
+        ns: String,
+        query: String,
+        now: i64,
+        vector: Option<Vec<f32>>,
+    ) -> std::result::Result<String, WitError> {
+        with(|e| e.recall_json(&ns, &query, now, vector))
+    }
+
+    fn timeline(ns: String, before: i64, limit: u32) -> std::result::Result<String, WitError> {
+        with(|e| e.timeline_json(&ns, before, limit as usize))
+    }
+
+    fn set_fact(ns: String, fact: String, now: i64) -> std::result::Result<String, WitError> {
+        with(|e| e.set_fact_json(&ns, &fact, now))
+    }
+
+    fn fact(ns: String, key: String, now: i64, all: bool) -> std::result::Result<String, WitError> {
+        with(|e| e.fact_json(&ns, &key, now, all))
+    }
+
+    fn fact_history(ns: String, key: String) -> std::result::Result<String, WitError> {
+        with(|e| e.fact_history_json(&ns, &key))
+    }
+
+    fn rollback_fact(
+        ns: String,
+        key: String,
+        version: u32,
+        now: i64,
+    ) -> std::result::Result<u32, WitError> {
+        with(|e| e.rollback_fact(&ns, &key, version, now))
+    }
+
+    fn add_rule(
+        ns: String,
+        text: String,
+        status: String,
+        now: i64,
+    ) -> std::result::Result<u64, WitError> {
+        with(|e| e.add_rule(&ns, &text, "", status.parse()?, now))
+    }
+
+    fn rules(ns: String, statuses: Vec<String>) -> std::result::Result<String, WitError> {
+        with(|e| e.rules_json(&ns, &statuses))
+    }
+
+    fn maintain(force: bool) -> std::result::Result<String, WitError> {
+        with(|e| e.maintain_json(force))
+    }
+}
+
+export!(Component);
