@@ -34,7 +34,7 @@ pub struct Opts {
     rest: Vec<String>,
 }
 
-const SWITCHES: [&str; 2] = ["json", "host-embedder"];
+const SWITCHES: [&str; 3] = ["json", "host-embedder", "timings"];
 
 impl Opts {
     fn parse(args: &[String]) -> Result<Self, String> {
@@ -82,6 +82,31 @@ fn component_path(opts: &Opts) -> PathBuf {
     })
 }
 
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))?
+                .split_whitespace()
+                .nth(1)?
+                .parse::<f64>()
+                .ok()
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// Prints a phase's time with `--timings` (stderr).
+fn timing(opts: &Opts, what: &str, since: std::time::Instant) {
+    if opts.has("timings") {
+        eprintln!(
+            "timing {what}: {:.1} ms (peak RSS {:.0} MB)",
+            since.elapsed().as_secs_f64() * 1e3,
+            peak_rss_mb()
+        );
+    }
+}
+
 /// Starts the component over `kv`, without an embedder.
 pub fn open_bare(opts: &Opts, kv: Box<dyn KvStore + Send>) -> Result<Memory, String> {
     let engine = wasmtime::Engine::default();
@@ -93,10 +118,12 @@ pub fn open_bare(opts: &Opts, kv: Box<dyn KvStore + Send>) -> Result<Memory, Str
 
 /// Opens the store, starts the component and gives it an embedder.
 pub fn open(opts: &Opts, kv: Box<dyn KvStore + Send>) -> Result<Memory, String> {
+    let started = std::time::Instant::now();
     let engine = wasmtime::Engine::default();
     let path = component_path(opts);
     let component = runtime::load(&engine, &path)
         .map_err(|e| format!("{}: {e} (build it: tools/build-component)", path.display()))?;
+    timing(opts, "component load (precompiled .cwasm when fresh)", started);
     let dir = model_dir(opts);
     let host_embedder = opts.has("host-embedder");
     let native = if host_embedder {
@@ -111,12 +138,14 @@ pub fn open(opts: &Opts, kv: Box<dyn KvStore + Send>) -> Result<Memory, String> 
         None
     };
     let mut m = Memory::new(&engine, &component, kv, native).map_err(|e| format!("{e:?}"))?;
+    timing(opts, "instantiated", started);
     if host_embedder {
         m.call(|g, s| g.call_use_host_embedder(s))?;
     } else if dir.join("model.onnx").exists() {
         let (model, tok) = (read(&dir.join("model.onnx"))?, read(&dir.join("tokenizer.json"))?);
         m.call(|g, s| g.call_load_model(s, &model, &tok))?;
     }
+    timing(opts, "embedder ready", started);
     Ok(m)
 }
 
@@ -187,7 +216,9 @@ fn run(opts: &Opts) -> Result<(), String> {
             let k: u64 =
                 opts.get("k").map_or(Ok(5), str::parse).map_err(|_| "--k takes a number")?;
             let q = json!({"text": text(opts, "recall")?, "k": k});
+            let t = std::time::Instant::now();
             let r = m.call(|g, s| g.call_recall(s, &ns, &q.to_string(), at, None))?;
+            timing(opts, "first recall (namespace load + query embedding + recall)", t);
             if opts.has("json") {
                 println!("{r}");
             } else {
