@@ -28,12 +28,14 @@ export class Mnemo {
   #loaded = new Set();
   #queue = Promise.resolve();
   #clock;
+  #embed;
 
   /**
    * Opens an engine on `storage` ({get, scan, write}; see the adapters). `options`:
    * `embedder` (an `Embedder` from model bytes; moved into the engine), or `vectorModel` and
-   * `dim` when the host supplies vectors; `now` (() => ms, default Date.now);
-   * `snapshotAfter`, `snapshotChunk`.
+   * `dim` when the host supplies vectors — per call (`{vector}`) or through
+   * `embed: async (texts, role) => vectors` (e.g. a Workers AI binding; role is "query" or
+   * "passage"); `now` (() => ms, default Date.now); `snapshotAfter`, `snapshotChunk`.
    */
   static async open(storage, options = {}) {
     const m = new Mnemo();
@@ -49,6 +51,7 @@ export class Mnemo {
       }),
     );
     if (options.embedder) m.#engine.attachEmbedder(options.embedder);
+    m.#embed = options.embed ?? null;
     return m;
   }
 
@@ -98,22 +101,28 @@ export class Mnemo {
    * tags?, tool?, stage?, errorClass?, entityType?, source?, surprise?, tier?}`; `vector` when
    * the host embeds. Resolves to `{stored, id?, importance?, reason}` once stored.
    */
-  remember(ns, episode, { vector } = {}) {
+  async remember(ns, episode, { vector } = {}) {
     const timed = ["createdAt", "created_at", "ts"].some((k) => episode[k] !== undefined);
     const e = timed ? episode : { ...episode, createdAt: this.#clock() };
-    return this.#run(ns, (en) =>
-      parse(en.remember(ns, JSON.stringify(e), vector ? Float32Array.from(vector) : undefined)),
-    );
+    const v = vector ? Float32Array.from(vector) : await this.#hostVector(episode.text, "passage");
+    return this.#run(ns, (en) => parse(en.remember(ns, JSON.stringify(e), v)));
+  }
+
+  // The host embedder's vector for `text`, when one was given and no vector was passed.
+  async #hostVector(text, role) {
+    if (!this.#embed || typeof text !== "string" || text.trim() === "") return undefined;
+    const [v] = await this.#embed([text], role);
+    return Float32Array.from(v);
   }
 
   /**
    * Recalls: `query` is a string or `{text, k?, filter?, touch?, timeExpressions?}`. Resolves
    * to `{hits: [{episode, explanation}], window, windowDropped}`.
    */
-  recall(ns, query, { vector, now } = {}) {
+  async recall(ns, query, { vector, now } = {}) {
     const q = typeof query === "string" ? { text: query } : query;
     const at = now ?? this.#clock();
-    const v = vector ? Float32Array.from(vector) : undefined;
+    const v = vector ? Float32Array.from(vector) : await this.#hostVector(q.text, "query");
     return this.#run(ns, (e) => parse(e.recall(ns, JSON.stringify(q), at, v)));
   }
 

@@ -7,6 +7,7 @@ glue.initSync({ module: readFileSync(new URL("../wasm/mnemo_bg.wasm", import.met
 setWasm(glue);
 
 export { Mnemo } from "./core.js";
+export { fetchModel } from "./model.js";
 /** Bytes of wasm linear memory in use (it only grows). */
 export const memoryBytes = () => glue.memoryBytes();
 export { MemoryStorage } from "./adapters/memory.js";

@@ -139,12 +139,23 @@ export interface Rule {
   updatedAt: number;
 }
 
+/** Fetches model files with progress, cached in the Cache API where there is one. */
+export declare function fetchModel<K extends string>(
+  files: Record<K, string>,
+  options?: { onProgress?: (p: { file: K; loaded: number; total: number; cached: boolean }) => void; cacheName?: string | null },
+): Promise<Record<K, Uint8Array>>;
+
+/** Bytes of wasm linear memory in use. */
+export declare function memoryBytes(): number;
+
 export interface OpenOptions {
   /** An embedder made from model bytes (moved into the engine). */
   embedder?: Embedder;
   /** Model id and dimension of host-supplied vectors. */
   vectorModel?: string;
   dim?: number;
+  /** A host embedder used when a call passes no vector (e.g. Workers AI). */
+  embed?: (texts: string[], role: "query" | "passage") => Promise<ArrayLike<number>[]>;
   /** The clock (ms); default Date.now. */
   now?: () => number;
   snapshotAfter?: number;

@@ -45,6 +45,24 @@ test("IndexedDB: storage contract, engine, and persistence across a browser rest
       return ids;
     });
     assert.deepEqual(ids, [1, 2, 3]);
+    // fetchModel: progress events, then the Cache API (read again with the server's file
+    // gone from the URL it had: the second read must come from the cache).
+    const fetched = await p.evaluate(async () => {
+      const { mnemo } = window.t;
+      const files = { bytes: "/tests/fixtures/bench-items.jsonl" };
+      const events = [];
+      const first = await mnemo.fetchModel(files, { onProgress: (e) => events.push(e) });
+      const again = await mnemo.fetchModel(files, { onProgress: (e) => events.push(e) });
+      return {
+        sizes: [first.bytes.length, again.bytes.length],
+        sources: [...new Set(events.map((e) => e.cached))],
+        last: events.at(-1),
+      };
+    });
+    assert.equal(fetched.sizes[0], fetched.sizes[1]);
+    assert.ok(fetched.sizes[0] > 1000);
+    assert.deepEqual(fetched.sources, [false, true], "network first, cache second");
+    assert.equal(fetched.last.loaded, fetched.sizes[0]);
     await context.close();
 
     context = await launch(profile);

@@ -116,3 +116,17 @@ test("bad input is a typed error and changes nothing", async () => {
   assert.deepEqual(codes, ["INVALID_INPUT", "INVALID_INPUT", "INVALID_INPUT", "NOT_FOUND", "INVALID_INPUT"]);
   assert.equal((await mem.timeline("ana")).length, 3);
 });
+
+test("a host embedder function serves calls that pass no vector", async () => {
+  const calls = [];
+  const embed = async (texts, role) => {
+    calls.push(role);
+    return texts.map(vec);
+  };
+  const mem = await Mnemo.open(new MemoryStorage(), { ...opts, embed });
+  await mem.remember("ana", { text: "npm install failed: stale lockfile in the cache" });
+  await mem.remember("ana", { text: "Lunch with the design team on Friday" });
+  const r = await mem.recall("ana", "stale lockfile");
+  assert.match(r.hits[0].episode.text, /lockfile/);
+  assert.deepEqual(calls, ["passage", "passage", "query"]);
+});

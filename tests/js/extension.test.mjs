@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { copyFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { launch } from "./chromium.mjs";
@@ -26,6 +26,16 @@ async function popup(context) {
 test("MV3 extension: chrome.storage.local and the bundled model, across a browser restart", async () => {
   const dir = mkdtempSync(join(tmpdir(), "mnemo-ext-"));
   const ext = execFileSync(join(root, "tools/build-extension"), [join(dir, "extension")]).toString().trim();
+  // The shared storage contract runs in the extension too (a test-only copy of the suite).
+  copyFileSync(join(root, "tests/js/storage-contract.mjs"), join(ext, "storage-contract.mjs"));
+  const contract = (page, phase) =>
+    page.evaluate(async (phase) => {
+      const suite = await import("./storage-contract.mjs");
+      const { ChromeStorage } = await import("./mnemo/src/adapters/chrome-storage.js");
+      const s = await ChromeStorage.open(chrome.storage.local, "contract/");
+      await (phase === "check" ? suite.checkStorage(s) : suite.checkReopened(s));
+      return "ok";
+    }, phase);
   const profile = join(dir, "profile");
   let context = await launch(profile, { extension: ext });
   let page = await popup(context);
@@ -41,6 +51,7 @@ test("MV3 extension: chrome.storage.local and the bundled model, across a browse
     return out;
   });
   assert.deepEqual(stored, [true, true, true]);
+  assert.equal(await contract(page, "check"), "ok");
   await context.close();
 
   context = await launch(profile, { extension: ext });
@@ -51,5 +62,6 @@ test("MV3 extension: chrome.storage.local and the bundled model, across a browse
   });
   assert.equal(after.top, "npm install failed because of a stale lockfile in the cache");
   assert.equal(after.n, 3);
+  assert.equal(await contract(page, "reopened"), "ok");
   await context.close();
 });

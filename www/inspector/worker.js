@@ -1,35 +1,17 @@
 // The inspector's engine, in a Web Worker so loading the model, embedding and index builds
 // never block the page. Messages: {id, method, args} → {id, result} | {id, error, code}.
-import { Mnemo, IndexedDbStorage, Embedder } from "/pkg/src/entry-browser.js";
+import { Mnemo, IndexedDbStorage, Embedder, fetchModel } from "/pkg/src/entry-browser.js";
 
 let memory;
 
-async function fetchBytes(url, label) {
-  const res = await fetch(url);
-  if (!res.ok) throw new Error(`${url}: HTTP ${res.status} (run tools/inspector, which serves the model)`);
-  const total = Number(res.headers.get("content-length")) || 0;
-  const reader = res.body.getReader();
-  const parts = [];
-  let got = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    parts.push(value);
-    got += value.length;
-    postMessage({ progress: { label, got, total } });
-  }
-  const out = new Uint8Array(got);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 async function open() {
-  const model = await fetchBytes("/model/model.onnx", "model");
-  const tokenizer = await fetchBytes("/model/tokenizer.json", "tokenizer");
+  const { model, tokenizer } = await fetchModel(
+    { model: "/model/model.onnx", tokenizer: "/model/tokenizer.json" },
+    {
+      onProgress: ({ file, loaded, total, cached }) =>
+        postMessage({ progress: { label: cached ? `${file} (cached)` : file, got: loaded, total } }),
+    },
+  );
   postMessage({ progress: { label: "compiling the model", got: 0, total: 0 } });
   const embedder = new Embedder(model, tokenizer);
   const modelId = embedder.modelId; // read before the engine takes the embedder over

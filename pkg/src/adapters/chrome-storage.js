@@ -1,15 +1,13 @@
 // chrome.storage.local (MV3 extensions: pages, service worker). chrome.storage has no
 // multi-key delete-and-set transaction, but one `set` call is applied whole, so each batch is
 // stored as one item (a batch record, ../batchlog.js, base64) under its own key
-// `mnemo/b/<sequence>`; opening replays them in order. Extension pages and the service worker
+// `<prefix><sequence>` (default prefix `mnemo/b/`); opening replays them in order. Extension pages and the service worker
 // share the area: let one context own a namespace (a second writer could take the same
 // sequence number). The log is never compacted here (weak: opening reads every batch ever
 // written); `unlimitedStorage` in the manifest lifts the 10 MB quota.
 import { MemoryStorage } from "./memory.js";
 import { crc32, decode, encode } from "../batchlog.js";
 
-const PREFIX = "mnemo/b/";
-const key = (seq) => PREFIX + String(seq).padStart(12, "0");
 
 function toBase64(bytes) {
   let s = "";
@@ -26,15 +24,20 @@ function fromBase64(text) {
 
 export class ChromeStorage {
   #area;
+  #prefix;
   #mem = new MemoryStorage();
   #next = 0;
 
-  /** Opens the log in `area` (default chrome.storage.local), replaying it. */
-  static async open(area = globalThis.chrome.storage.local) {
+  /**
+   * Opens the log in `area` (default chrome.storage.local) under item names starting with
+   * `prefix` (several logs may share an area), replaying it.
+   */
+  static async open(area = globalThis.chrome.storage.local, prefix = "mnemo/b/") {
     const s = new ChromeStorage();
     s.#area = area;
+    s.#prefix = prefix;
     const all = await area.get(null);
-    const names = Object.keys(all).filter((k) => k.startsWith(PREFIX)).sort();
+    const names = Object.keys(all).filter((k) => k.startsWith(prefix)).sort();
     for (const name of names) {
       const bytes = fromBase64(all[name]);
       const dv = new DataView(bytes.buffer);
@@ -43,7 +46,7 @@ export class ChromeStorage {
         throw Object.assign(new Error(`chrome.storage batch ${name} is damaged`), { code: "CORRUPT" });
       }
       await s.#mem.write(decode(payload));
-      s.#next = Number(name.slice(PREFIX.length)) + 1;
+      s.#next = Number(name.slice(prefix.length)) + 1;
     }
     return s;
   }
@@ -59,7 +62,7 @@ export class ChromeStorage {
   async write(ops) {
     if (ops.length === 0) return;
     const record = encode(ops);
-    await this.#area.set({ [key(this.#next)]: toBase64(record) });
+    await this.#area.set({ [this.#prefix + String(this.#next).padStart(12, "0")]: toBase64(record) });
     this.#next += 1;
     await this.#mem.write(ops);
   }
