@@ -4,13 +4,29 @@
 // - Chromium (Debian's, playwright-core): a new page over an IndexedDB that already holds N
 //   episodes: import + wasm compile, open + load the namespace, first recall; wasm memory
 // - workerd (Miniflare): a new instance over Durable Object storage holding N episodes: first
-//   request (recall) and its wall time; the engine-only build
+//   request (recall) and its wall time, and the workerd processes' RSS; the engine-only build
 // Vectors are the 384-d synthetic ones the store bench uses, supplied by the host.
 import { readFileSync, mkdtempSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createRequire } from "node:module";
+import { readdirSync } from "node:fs";
+
+// Peak and current RSS (MB) of the workerd processes Miniflare started.
+function workerdMemory() {
+  let hwm = 0;
+  let rss = 0;
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("workerd")) continue;
+      const status = readFileSync(`/proc/${pid}/status`, "utf8");
+      hwm += Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+      rss += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+    } catch {}
+  }
+  return { workerd_peak_rss_mb: Math.round(hwm), workerd_rss_mb: Math.round(rss) };
+}
 
 const root = resolve(import.meta.dirname, "../..");
 const require = createRequire(join(root, "tests/js/package.json"));
@@ -96,6 +112,7 @@ for (const d of ["wasm", "wasm-engine"]) {
   const first = performance.now() - t0;
   const t1 = performance.now();
   await mf.dispatchFetch("http://x/recall?user=bench", { method: "POST", body: JSON.stringify({ text: "topic 9", k: 10, touch: false, vector: v() }) });
-  console.log(JSON.stringify({ host: "workerd", n, first_recall_ms: first, hits, second_recall_ms: performance.now() - t1 }));
+  const second = performance.now() - t1;
+  console.log(JSON.stringify({ host: "workerd", n, first_recall_ms: first, hits, second_recall_ms: second, ...workerdMemory() }));
   await mf.dispose();
 }
