@@ -1,8 +1,10 @@
-// The batch record both log adapters store (Node files, Workers KV): one record per atomic batch.
+// The batch record the log-shaped adapters store (Node files, Workers KV, chrome.storage): one
+// record per atomic batch, and `BatchLog`, what they share: a mirror in memory that records
+// are replayed into and that reads are served from.
 //
 // record  := len:u32 crc32:u32 payload         (LE; crc32 IEEE of payload)
 // payload := op*    op := 1 klen:u32 key vlen:u32 value  |  0 klen:u32 key
-import { checkOps } from "./adapters/memory.js";
+import { checkOps, MemoryStorage } from "./adapters/memory.js";
 
 const TABLE = (() => {
   const t = new Uint32Array(256);
@@ -63,3 +65,49 @@ export function decode(payload) {
   return ops;
 }
 
+
+/** The payload of the record at the start of `bytes` and its length, or null when it is torn
+ * or damaged. */
+export function readRecord(bytes) {
+  if (bytes.length < 8) return null;
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const len = dv.getUint32(0, true);
+  if (8 + len > bytes.length) return null;
+  const payload = bytes.subarray(8, 8 + len);
+  return crc32(payload) === dv.getUint32(4, true) ? { payload, size: 8 + len } : null;
+}
+
+/** A storage whose batches are records in a log: subclasses store them (`append`). */
+export class BatchLog {
+  #mem = new MemoryStorage();
+
+  /** Applies a stored record; throws CORRUPT when it does not check out (`name` says where). */
+  async replay(bytes, name) {
+    const r = readRecord(bytes);
+    if (!r || r.size !== bytes.length) {
+      throw Object.assign(new Error(`batch ${name} is damaged`), { code: "CORRUPT" });
+    }
+    await this.#mem.write(decode(r.payload));
+  }
+
+  /** Applies a payload already checked. */
+  apply(payload) {
+    return this.#mem.write(decode(payload));
+  }
+
+  get(key) {
+    return this.#mem.get(key);
+  }
+
+  scan(prefix, after, limit) {
+    return this.#mem.scan(prefix, after, limit);
+  }
+
+  /** Stores the batch as one record (`append`), then serves it. */
+  async write(ops) {
+    if (ops.length === 0) return;
+    const record = encode(ops); // throws on bad input before anything is written
+    await this.append(record);
+    await this.#mem.write(ops);
+  }
+}

@@ -5,27 +5,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { Miniflare } from "miniflare";
+import { join } from "node:path";
 import { DIM, EVENTS, vec } from "./bow.mjs";
-
-const root = resolve(import.meta.dirname, "../..");
-
-function worker(script, persist, extra) {
-  return new Miniflare({
-    scriptPath: join(root, script),
-    modules: true,
-    modulesRoot: root,
-    modulesRules: [
-      { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
-      { type: "CompiledWasm", include: ["**/*.wasm"] },
-    ],
-    compatibilityDate: "2025-01-01",
-    durableObjectsPersist: join(persist, "do"),
-    kvPersist: join(persist, "kv"),
-    ...extra,
-  });
-}
+import { worker } from "./workerd.mjs";
 
 test("storage contract in workerd: Durable Object storage and Workers KV, across instances", async () => {
   const persist = mkdtempSync(join(tmpdir(), "mnemo-workerd-"));

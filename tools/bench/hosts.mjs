@@ -10,7 +10,6 @@ import { readFileSync, mkdtempSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { createRequire } from "node:module";
 import { readdirSync } from "node:fs";
 
 // Peak and current RSS (MB) of the workerd processes Miniflare started.
@@ -29,10 +28,9 @@ function workerdMemory() {
 }
 
 const root = resolve(import.meta.dirname, "../..");
-const require = createRequire(join(root, "tests/js/package.json"));
-const { Miniflare } = require("miniflare");
 const { serve } = await import(join(root, "www/serve.mjs"));
 const { launch } = await import(join(root, "tests/js/chromium.mjs"));
+const { worker } = await import(join(root, "tests/js/workerd.mjs"));
 const n = Number(process.argv[2] ?? 2000);
 const DIM = 384;
 
@@ -75,20 +73,10 @@ for (const d of ["wasm", "wasm-engine"]) {
 {
   const persist = mkdtempSync(join(tmpdir(), "mnemo-bench-"));
   const make = () =>
-    new Miniflare({
-      scriptPath: join(root, "www/examples/worker/src/index.js"),
-      modules: true,
-      modulesRoot: root,
-      modulesRules: [
-        { type: "ESModule", include: ["**/*.js", "**/*.mjs"] },
-        { type: "CompiledWasm", include: ["**/*.wasm"] },
-      ],
-      compatibilityDate: "2025-01-01",
+    worker("www/examples/worker/src/index.js", persist, {
       durableObjects: { MEMORY: "Memory" },
       kvNamespaces: ["MEMORY_KV"],
       bindings: { DIM: String(DIM) },
-      durableObjectsPersist: join(persist, "do"),
-      kvPersist: join(persist, "kv"),
     });
   let s = 7;
   const v = () => Array.from({ length: DIM }, () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) - 0.5);

@@ -5,8 +5,7 @@
 // share the area: let one context own a namespace (a second writer could take the same
 // sequence number). The log is never compacted here (weak: opening reads every batch ever
 // written); `unlimitedStorage` in the manifest lifts the 10 MB quota.
-import { MemoryStorage } from "./memory.js";
-import { crc32, decode, encode } from "../batchlog.js";
+import { BatchLog } from "../batchlog.js";
 
 
 function toBase64(bytes) {
@@ -22,10 +21,9 @@ function fromBase64(text) {
   return out;
 }
 
-export class ChromeStorage {
+export class ChromeStorage extends BatchLog {
   #area;
   #prefix;
-  #mem = new MemoryStorage();
   #next = 0;
 
   /**
@@ -39,31 +37,14 @@ export class ChromeStorage {
     const all = await area.get(null);
     const names = Object.keys(all).filter((k) => k.startsWith(prefix)).sort();
     for (const name of names) {
-      const bytes = fromBase64(all[name]);
-      const dv = new DataView(bytes.buffer);
-      const payload = bytes.subarray(8, 8 + dv.getUint32(0, true));
-      if (crc32(payload) !== dv.getUint32(4, true)) {
-        throw Object.assign(new Error(`chrome.storage batch ${name} is damaged`), { code: "CORRUPT" });
-      }
-      await s.#mem.write(decode(payload));
+      await s.replay(fromBase64(all[name]), `chrome.storage ${name}`);
       s.#next = Number(name.slice(prefix.length)) + 1;
     }
     return s;
   }
 
-  get(k) {
-    return this.#mem.get(k);
-  }
-
-  scan(prefix, after, limit) {
-    return this.#mem.scan(prefix, after, limit);
-  }
-
-  async write(ops) {
-    if (ops.length === 0) return;
-    const record = encode(ops);
+  async append(record) {
     await this.#area.set({ [this.#prefix + String(this.#next).padStart(12, "0")]: toBase64(record) });
     this.#next += 1;
-    await this.#mem.write(ops);
   }
 }

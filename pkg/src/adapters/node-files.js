@@ -6,11 +6,9 @@
 // namespace once, on open).
 import { open, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
-import { MemoryStorage } from "./memory.js";
-import { crc32, decode, encode } from "../batchlog.js";
+import { BatchLog, readRecord } from "../batchlog.js";
 
-export class NodeFileStorage {
-  #mem = new MemoryStorage();
+export class NodeFileStorage extends BatchLog {
   #file;
   #size = 0;
 
@@ -20,36 +18,20 @@ export class NodeFileStorage {
     const s = new NodeFileStorage();
     s.#file = await open(path, "a+");
     const bytes = new Uint8Array(await s.#file.readFile());
-    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     let at = 0;
-    while (at + 8 <= bytes.length) {
-      const len = dv.getUint32(at, true);
-      if (at + 8 + len > bytes.length) break; // torn tail
-      const payload = bytes.subarray(at + 8, at + 8 + len);
-      if (crc32(payload) !== dv.getUint32(at + 4, true)) break; // damaged tail
-      await s.#mem.write(decode(payload));
-      at += 8 + len;
-    }
+    for (let r = readRecord(bytes); r; r = readRecord(bytes.subarray(at))) {
+      await s.apply(r.payload);
+      at += r.size;
+    } // stops at a torn or damaged tail
     if (at < bytes.length) await s.#file.truncate(at);
     s.#size = at;
     return s;
   }
 
-  get(key) {
-    return this.#mem.get(key);
-  }
-
-  scan(prefix, after, limit) {
-    return this.#mem.scan(prefix, after, limit);
-  }
-
-  async write(ops) {
-    if (ops.length === 0) return;
-    const record = encode(ops); // throws on bad input before anything is written
+  async append(record) {
     await this.#file.write(record, 0, record.length, this.#size);
     await this.#file.sync();
     this.#size += record.length;
-    await this.#mem.write(ops);
   }
 
   async close() {

@@ -9,14 +9,12 @@
 // memories, read-mostly use); where writes matter, use Durable Objects (./durable-object.js).
 // KV's limit of one write per key per second does not bite, since every batch has its own key.
 // The log is never compacted here, so opening costs one read per batch ever written.
-import { MemoryStorage } from "./memory.js";
-import { crc32, decode, encode } from "../batchlog.js";
+import { BatchLog } from "../batchlog.js";
 
 const key = (seq) => `b/${String(seq).padStart(12, "0")}`;
 
-export class WorkersKvStorage {
+export class WorkersKvStorage extends BatchLog {
   #kv;
-  #mem = new MemoryStorage();
   #next = 0;
 
   /** Opens the batch log in KV namespace binding `kv`, replaying it. */
@@ -32,31 +30,14 @@ export class WorkersKvStorage {
     } while (cursor);
     names.sort();
     for (const name of names) {
-      const bytes = new Uint8Array(await kv.get(name, "arrayBuffer"));
-      const dv = new DataView(bytes.buffer);
-      const payload = bytes.subarray(8, 8 + dv.getUint32(0, true));
-      if (crc32(payload) !== dv.getUint32(4, true)) {
-        throw Object.assign(new Error(`KV batch ${name} is damaged`), { code: "CORRUPT" });
-      }
-      await s.#mem.write(decode(payload));
+      await s.replay(new Uint8Array(await kv.get(name, "arrayBuffer")), `KV ${name}`);
       s.#next = Number(name.slice(2)) + 1;
     }
     return s;
   }
 
-  get(k) {
-    return this.#mem.get(k);
-  }
-
-  scan(prefix, after, limit) {
-    return this.#mem.scan(prefix, after, limit);
-  }
-
-  async write(ops) {
-    if (ops.length === 0) return;
-    const record = encode(ops);
+  async append(record) {
     await this.#kv.put(key(this.#next), record);
     this.#next += 1;
-    await this.#mem.write(ops);
   }
 }
