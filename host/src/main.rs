@@ -9,6 +9,7 @@
 //!   fact set KEY VALUE [--source S] | fact get KEY | fact history KEY | fact rollback KEY V
 //!   rule add TEXT   rules
 //!   bench --items ITEMS.jsonl --queries QUERIES.jsonl --out RUN.jsonl [--k 100]
+//!   embed [--query] (one text a line on stdin)   compare A B… [--query]
 //! ```
 //! Texts are embedded by the component's own embedder (tract in wasm, from `--model`), or by
 //! the host's native one with `--host-embedder`.
@@ -34,7 +35,7 @@ pub struct Opts {
     rest: Vec<String>,
 }
 
-const SWITCHES: [&str; 3] = ["json", "host-embedder", "timings"];
+const SWITCHES: [&str; 4] = ["json", "host-embedder", "timings", "query"];
 
 impl Opts {
     fn parse(args: &[String]) -> Result<Self, String> {
@@ -188,6 +189,9 @@ fn run(opts: &Opts) -> Result<(), String> {
     if cmd == "bench" {
         return bench::run(opts);
     }
+    if cmd == "embed" || cmd == "compare" {
+        return embed(cmd, opts);
+    }
     let ns = opts.get("ns").unwrap_or("default").to_string();
     let mut m = open(opts, store(opts)?)?;
     let at = now(opts)?;
@@ -266,6 +270,35 @@ fn run(opts: &Opts) -> Result<(), String> {
         }
         "rules" => print_json(&m.call(|g, s| g.call_rules(s, &ns, &[]))?)?,
         other => return Err(format!("unknown command {other:?}")),
+    }
+    Ok(())
+}
+
+/// `embed`: stdin lines to JSON vectors; `compare`: cosine and stance of A against the others.
+fn embed(cmd: &str, opts: &Opts) -> Result<(), String> {
+    use mnemo::embed::{cosine, polarity, Polarity};
+    use std::io::BufRead;
+    let mut m = open(opts, Box::new(mnemo::store::MemoryStore::new()))?;
+    let query = opts.has("query");
+    if cmd == "embed" {
+        for (n, line) in std::io::stdin().lock().lines().enumerate() {
+            let line = line.map_err(|e| format!("stdin line {}: {e}", n + 1))?;
+            let v = m.call(|g, s| g.call_embed(s, std::slice::from_ref(&line), query))?;
+            println!("{}", serde_json::to_string(&v[0]).map_err(|e| e.to_string())?);
+        }
+        return Ok(());
+    }
+    let texts: Vec<String> = opts.rest[1..].to_vec();
+    if texts.len() < 2 {
+        return Err("compare needs at least two texts".into());
+    }
+    let v = m.call(|g, s| g.call_embed(s, &texts, query))?;
+    let pa = Polarity::of(&texts[0]);
+    println!("A: {:?} ({pa:?})", texts[0]);
+    for (b, vb) in texts[1..].iter().zip(&v[1..]) {
+        let (c, pb) = (cosine(&v[0], vb), Polarity::of(b));
+        let s = polarity::stance(c, pa, pb, polarity::DEFAULT_SAME_TOPIC);
+        println!("  cosine {c:.3}  {:<10} {:<9} {b:?}", format!("{pb:?}"), format!("{s:?}"));
     }
     Ok(())
 }

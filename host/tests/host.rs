@@ -100,3 +100,43 @@ fn sqlite_store() {
     let db = d.join("memory.sqlite").to_string_lossy().to_string();
     exercise(&["--sqlite", &db]);
 }
+
+#[test]
+fn embed_and_compare_match_the_native_cli_s_vectors() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mnemo-host"))
+        .arg("--component")
+        .arg(component())
+        .arg("--model")
+        .arg(model())
+        .args(["embed", "--query"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"how do I reset the cache?\nciao\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let lines: Vec<Vec<f32>> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!((lines.len(), lines[0].len()), (2, 384));
+    // The same text through the native embedder: tract in wasm and natively agree.
+    let dir = model();
+    let mut native = mnemo::BertEmbedder::from_bytes(
+        &std::fs::read(dir.join("model.onnx")).unwrap(),
+        &std::fs::read(dir.join("tokenizer.json")).unwrap(),
+        mnemo::BertConfig::e5("multilingual-e5-small-latin"),
+    )
+    .unwrap();
+    use mnemo::Embedder;
+    let v = native.embed(&["how do I reset the cache?"], mnemo::Role::Query).unwrap();
+    let cos: f32 = v[0].vector.iter().zip(&lines[0]).map(|(a, b)| a * b).sum();
+    assert!(cos > 0.9999, "cosine {cos}");
+    let (ok, out, err) =
+        host(&[], &["compare", "Never use semicolons", "Use semicolons", "Do not use semicolons"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("Opposite") && out.contains("Same"), "{out}");
+}

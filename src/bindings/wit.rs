@@ -159,6 +159,12 @@ impl Guest for Component {
         Ok(id)
     }
 
+    fn embed(texts: Vec<String>, query: bool) -> std::result::Result<Vec<Vec<f32>>, WitError> {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let role = if query { Role::Query } else { Role::Passage };
+        with(|e| Ok(e.embed(&refs, role)?.into_iter().map(|x| x.vector).collect()))
+    }
+
     fn remember(
         ns: String,
         episode: String,

@@ -143,6 +143,14 @@ impl<S: KvStore> Engine<S> {
         self
     }
 
+    /// Embeds `texts` with the attached embedder (an error when there is none).
+    pub fn embed(&mut self, texts: &[&str], role: Role) -> Result<Vec<crate::embed::Embedding>> {
+        match self.embedder.as_mut() {
+            Some(e) => e.embed(texts, role),
+            None => Err(Error::InvalidInput("no embedder attached: load a model first".into())),
+        }
+    }
+
     /// The settings.
     pub fn config(&self) -> &Config {
         &self.config
