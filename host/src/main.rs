@@ -108,23 +108,29 @@ fn timing(opts: &Opts, what: &str, since: std::time::Instant) {
     }
 }
 
-/// Starts the component over `kv`, without an embedder.
-pub fn open_bare(opts: &Opts, kv: Box<dyn KvStore + Send>) -> Result<Memory, String> {
-    let engine = wasmtime::Engine::default();
-    let path = component_path(opts);
-    let component = runtime::load(&engine, &path)
-        .map_err(|e| format!("{}: {e} (build it: tools/build-component)", path.display()))?;
-    Memory::new(&engine, &component, kv, None).map_err(|e| format!("{e:?}"))
-}
-
-/// Opens the store, starts the component and gives it an embedder.
-pub fn open(opts: &Opts, kv: Box<dyn KvStore + Send>) -> Result<Memory, String> {
+/// Starts the component over `kv`, with `native` behind its embedder import.
+fn start(
+    opts: &Opts,
+    kv: Box<dyn KvStore + Send>,
+    native: Option<BertEmbedder>,
+) -> Result<Memory, String> {
     let started = std::time::Instant::now();
     let engine = wasmtime::Engine::default();
     let path = component_path(opts);
     let component = runtime::load(&engine, &path)
         .map_err(|e| format!("{}: {e} (build it: tools/build-component)", path.display()))?;
     timing(opts, "component load (precompiled .cwasm when fresh)", started);
+    Memory::new(&engine, &component, kv, native).map_err(|e| format!("{e:?}"))
+}
+
+/// Starts the component over `kv`, without an embedder.
+pub fn open_bare(opts: &Opts, kv: Box<dyn KvStore + Send>) -> Result<Memory, String> {
+    start(opts, kv, None)
+}
+
+/// Opens the store, starts the component and gives it an embedder.
+pub fn open(opts: &Opts, kv: Box<dyn KvStore + Send>) -> Result<Memory, String> {
+    let started = std::time::Instant::now();
     let dir = model_dir(opts);
     let host_embedder = opts.has("host-embedder");
     let native = if host_embedder {
@@ -138,7 +144,7 @@ pub fn open(opts: &Opts, kv: Box<dyn KvStore + Send>) -> Result<Memory, String> 
     } else {
         None
     };
-    let mut m = Memory::new(&engine, &component, kv, native).map_err(|e| format!("{e:?}"))?;
+    let mut m = start(opts, kv, native)?;
     timing(opts, "instantiated", started);
     if host_embedder {
         m.call(|g, s| g.call_use_host_embedder(s))?;

@@ -259,9 +259,7 @@ impl<S: KvStore> Engine<S> {
         self.store.write(&batch)?;
         let vector = if e.is_live() { space::read_vector(&self.store, &ns, id)? } else { None };
         let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
-        if id < space.snap.watermark {
-            space.snap.dirty.insert(id);
-        }
+        space.mark_dirty(id);
         space.unindex(id);
         match vector {
             Some(v) => space.index(e, &v),

@@ -210,9 +210,7 @@ impl<S: KvStore> Engine<S> {
             self.store.write(&batch)?;
             let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
             for e in touched {
-                if e.id < space.snap.watermark {
-                    space.snap.dirty.insert(e.id);
-                }
+                space.mark_dirty(e.id);
                 space.episodes.insert(e);
             }
         }

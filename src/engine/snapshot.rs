@@ -195,18 +195,11 @@ pub(crate) fn read(
     let mut count = 0u32;
     // A few chunks a page: the store's copies stay small next to the blob.
     let prefix = ns.key(Table::Snapshot, b"c/");
-    let mut after: Option<Vec<u8>> = None;
-    loop {
-        let page = store.scan(&prefix, after.as_deref(), CHUNKS_PER_PAGE)?;
-        for (_, v) in &page {
-            blob.extend_from_slice(v);
-            count += 1;
-        }
-        match page.last() {
-            Some((k, _)) if page.len() == CHUNKS_PER_PAGE => after = Some(k.clone()),
-            _ => break,
-        }
-    }
+    super::space::scan_pages(store, &prefix, None, CHUNKS_PER_PAGE, |_, v| {
+        blob.extend_from_slice(v);
+        count += 1;
+        Ok(())
+    })?;
     if count != chunks || blob.len() as u64 != len || hash(&blob) != sum {
         return Ok(Some(Err(format!(
             "{count} chunks of {} bytes where the head says {chunks} of {len}, or the hash differs",

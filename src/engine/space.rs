@@ -46,16 +46,27 @@ pub(crate) fn read_vector(
 pub(crate) fn scan_all(
     store: &impl KvStore,
     prefix: &[u8],
+    after: Option<Vec<u8>>,
+    f: impl FnMut(&[u8], &[u8]) -> Result<()>,
+) -> Result<()> {
+    scan_pages(store, prefix, after, PAGE, f)
+}
+
+/// [`scan_all`] with pages of `page` entries (small pages for large values).
+pub(crate) fn scan_pages(
+    store: &impl KvStore,
+    prefix: &[u8],
     mut after: Option<Vec<u8>>,
+    page: usize,
     mut f: impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<()> {
     loop {
-        let page = store.scan(prefix, after.as_deref(), PAGE)?;
-        for (k, v) in &page {
+        let entries = store.scan(prefix, after.as_deref(), page)?;
+        for (k, v) in &entries {
             f(k, v)?;
         }
-        match page.last() {
-            Some((k, _)) if page.len() == PAGE => after = Some(k.clone()),
+        match entries.last() {
+            Some((k, _)) if entries.len() == page => after = Some(k.clone()),
             _ => return Ok(()),
         }
     }
@@ -213,6 +224,13 @@ impl Space {
     /// Records that episode `id` changed: true when a dirty marker must go with the write.
     pub fn marks_dirty(&self, id: u64) -> bool {
         id < self.snap.watermark && !self.snap.dirty.contains(&id)
+    }
+
+    /// After the write that carried its marker: episode `id` differs from the snapshot.
+    pub fn mark_dirty(&mut self, id: u64) {
+        if id < self.snap.watermark {
+            self.snap.dirty.insert(id);
+        }
     }
 
     /// Fails when vectors of `model` would join vectors of another model.
