@@ -35,6 +35,12 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
 /// Parses ISO-8601 / RFC 3339: `YYYY-MM-DD`, optionally `THH:MM[:SS[.fff]]` and `Z` or
 /// `±HH:MM` (no zone means UTC). Returns ms since the epoch.
 pub fn parse_iso8601(s: &str) -> Result<i64> {
+    parse_iso8601_offset(s).map(|(ms, _)| ms)
+}
+
+/// [`parse_iso8601`] that also returns the zone offset written in the text, in minutes east
+/// of UTC (0 for `Z` or no zone): a behaviour signal keeps it to know the user's local time.
+pub fn parse_iso8601_offset(s: &str) -> Result<(i64, i32)> {
     let bad = |why: &str| {
         Error::InvalidInput(format!(
             "timestamp {s:?} {why}: use ISO-8601 like 2024-03-05 or 2024-03-05T14:30:00Z"
@@ -85,16 +91,22 @@ pub fn parse_iso8601(s: &str) -> Result<i64> {
             }
         }
     }
+    let mut offset = 0i32;
     match b.get(i) {
         None => {}
         Some(b'Z' | b'z') if i + 1 == b.len() => {}
         Some(&sign @ (b'+' | b'-')) if b.len() == i + 6 && b[i + 3] == b':' => {
-            let off = (num(i + 1..i + 3)? * 60 + num(i + 4..i + 6)?) * 60_000;
-            ms -= if sign == b'+' { off } else { -off };
+            let (h, m) = (num(i + 1..i + 3)?, num(i + 4..i + 6)?);
+            if h > 18 || m > 59 {
+                return Err(bad("has a zone offset outside ±18:00"));
+            }
+            let minutes = (h * 60 + m) as i32;
+            offset = if sign == b'+' { minutes } else { -minutes };
+            ms -= i64::from(offset) * 60_000;
         }
         _ => return Err(bad("has trailing characters or a malformed zone")),
     }
-    Ok(ms)
+    Ok((ms, offset))
 }
 
 fn days_in_month(y: i64, m: u32) -> u32 {

@@ -136,7 +136,8 @@ impl<S: KvStore> Engine<S> {
             .map(|h| json!({"episode": h.episode, "explanation": h.explanation}))
             .collect();
         let window = r.window.map(|w| json!({"from": w.from, "to": w.to}));
-        out(json!({"hits": hits, "window": window, "windowDropped": r.window_dropped}))
+        out(json!({"hits": hits, "window": window, "windowDropped": r.window_dropped,
+            "retrievalId": r.retrieval_id}))
     }
 
     /// [`Engine::timeline`] as a JSON list.
@@ -179,14 +180,15 @@ impl<S: KvStore> Engine<S> {
         out(self.fact_history(ns, key)?)
     }
 
-    /// [`Engine::rules`] with statuses by name (all when empty), as JSON.
+    /// [`Engine::rules`] with statuses by name (all when empty), as a JSON list of
+    /// `engine::json_learn::rule_json` objects.
     pub fn rules_json(&self, ns: &str, statuses: &[String]) -> Result<String> {
         let mut want =
             statuses.iter().map(|s| s.parse::<RuleStatus>()).collect::<Result<Vec<_>>>()?;
         if want.is_empty() {
             want = vec![RuleStatus::Candidate, RuleStatus::Active, RuleStatus::Demoted];
         }
-        out(self.rules(ns, &want)?)
+        out(self.rules(ns, &want)?.iter().map(super::json_learn::rule_json).collect::<Vec<_>>())
     }
 
     /// [`Engine::maintain`] as JSON.

@@ -9,15 +9,25 @@
 
 mod episodes;
 mod facts;
+mod feedback;
 pub mod json;
+pub mod json_learn;
+mod nightly;
+mod observe;
+mod outcomes;
 pub mod policy;
 mod recall;
 mod rules;
 pub mod score;
+mod signals;
 pub mod snapshot;
 mod space;
 
 pub use facts::FactWrite;
+pub use feedback::{Feedback, Promoted};
+pub use nightly::{Nightly, NightlyStep};
+pub use observe::{ObservationHit, Observed};
+pub use outcomes::{EntryReport, OutcomeReport, Verdict};
 pub use policy::{Decision, WritePolicy};
 pub use recall::{Filter, Hit, Query, Recall};
 pub use score::{Decay, Explanation, Formula, Scoring};
@@ -54,6 +64,50 @@ pub struct Config {
     pub snapshot_after: usize,
     /// Largest snapshot chunk (bytes per stored value; Durable Object storage takes 128 KiB).
     pub snapshot_chunk: usize,
+    /// The learning loop's settings.
+    pub learning: Learning,
+}
+
+/// Settings of the learning loop (signals → observations → rules, outcome tracking).
+#[derive(Debug, Clone)]
+pub struct Learning {
+    /// Keep a signal's `before`/`after` texts besides their edit features (default false:
+    /// only the features are stored).
+    pub keep_signal_texts: bool,
+    /// Days of signals the detector reads (30).
+    pub window_days: i64,
+    /// New observations per run at most (3).
+    pub max_new: usize,
+    /// How long an observation waits without a rejection before promotion (48 h, in ms).
+    /// An explicit "right" from the user waives the wait.
+    pub promote_wait_ms: i64,
+    /// Cosine at or above which two observations of one behaviour are the same (0.85, i.e.
+    /// cosine distance below 0.15).
+    pub duplicate_cosine: f32,
+    /// Decay of observations in recall, per day (0.02, a ~35-day half-life).
+    pub observation_lambda: f32,
+    /// Factor recall applies to an episode outcome tracking found harmful (0.5).
+    pub harmful_weight: f32,
+    /// Standard deviations of the Wilson bound outcome tracking uses (2.576: 99 %).
+    pub outcome_z: f64,
+    /// Outcomes an entry needs before it is judged (5).
+    pub min_outcomes: u32,
+}
+
+impl Default for Learning {
+    fn default() -> Self {
+        Self {
+            keep_signal_texts: false,
+            window_days: 30,
+            max_new: 3,
+            promote_wait_ms: 48 * 3_600_000,
+            duplicate_cosine: 0.85,
+            observation_lambda: 0.02,
+            harmful_weight: 0.5,
+            outcome_z: 2.576,
+            min_outcomes: 5,
+        }
+    }
 }
 
 fn write_snapshot(
@@ -97,6 +151,7 @@ impl Default for Config {
             min_fact_confidence: 0.5,
             snapshot_after: 1024,
             snapshot_chunk: 120 * 1024,
+            learning: Learning::default(),
         }
     }
 }
@@ -125,6 +180,7 @@ pub struct Engine<S: KvStore> {
     store: S,
     config: Config,
     embedder: Option<Box<dyn Embedder>>,
+    llm: Option<Box<dyn crate::learn::phrasing::Llm>>,
     spaces: HashMap<String, Space>,
 }
 
@@ -132,7 +188,19 @@ impl<S: KvStore> Engine<S> {
     /// An engine over `store`. Attach an embedder with [`Engine::with_embedder`], or pass
     /// vectors yourself (model id and dimension from `config`).
     pub fn new(store: S, config: Config) -> Self {
-        Self { store, config, embedder: None, spaces: HashMap::new() }
+        Self { store, config, embedder: None, llm: None, spaces: HashMap::new() }
+    }
+
+    /// Lets the host's language model phrase observations (checked before anything is
+    /// written; see `learn::phrasing`).
+    pub fn with_llm(mut self, llm: Box<dyn crate::learn::phrasing::Llm>) -> Self {
+        self.llm = Some(llm);
+        self
+    }
+
+    /// True when an embedder is attached.
+    pub fn has_embedder(&self) -> bool {
+        self.embedder.is_some()
     }
 
     /// Uses `embedder` for texts stored and searched without a vector.
@@ -244,21 +312,40 @@ impl<S: KvStore> Engine<S> {
     /// Changes an episode's status (rejected and superseded episodes leave the indexes; they
     /// are kept in the log).
     pub fn set_status(&mut self, ns: &str, id: u64, status: Status) -> Result<()> {
-        let ns = Namespace::new(ns)?;
-        let space = self.space(&ns)?;
+        let nsc = Namespace::new(ns)?;
+        let mut batch = Batch::new();
+        let e = self.stage_status(&nsc, id, status, &mut batch)?;
+        self.store.write(&batch)?;
+        self.apply_status(&nsc, e)
+    }
+
+    /// Adds episode `id`'s status change to `batch`; returns the changed episode for
+    /// [`Engine::apply_status`] once the batch is stored.
+    fn stage_status(
+        &mut self,
+        ns: &Namespace,
+        id: u64,
+        status: Status,
+        batch: &mut Batch,
+    ) -> Result<Episode> {
+        let space = self.space(ns)?;
         let mut e =
             space.episodes.get(id)?.map(|e| e.into_owned()).ok_or_else(|| {
                 Error::NotFound(format!("episode {id} in namespace {}", ns.as_str()))
             })?;
         e.status = status;
-        let mut batch = Batch::new();
         batch.put(ns.key(Table::Episode, &id.to_be_bytes()), e.encode());
         if space.marks_dirty(id) {
-            batch.put(snapshot::dirty_key(&ns, id), Vec::new());
+            batch.put(snapshot::dirty_key(ns, id), Vec::new());
         }
-        self.store.write(&batch)?;
-        let vector = if e.is_live() { space::read_vector(&self.store, &ns, id)? } else { None };
-        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        Ok(e)
+    }
+
+    /// Updates the indexes after a stored [`Engine::stage_status`].
+    fn apply_status(&mut self, ns: &Namespace, e: Episode) -> Result<()> {
+        let id = e.id;
+        let vector = if e.is_live() { space::read_vector(&self.store, ns, id)? } else { None };
+        let space = self.spaces.get_mut(ns.as_str()).expect("loaded by stage_status");
         space.mark_dirty(id);
         space.unindex(id);
         match vector {

@@ -142,6 +142,9 @@ pub struct Recall {
     pub window: Option<Window>,
     /// True when the query's window held no candidate and was dropped.
     pub window_dropped: bool,
+    /// The id of this recall in the retrieval log, to report its outcome with
+    /// [`Engine::outcome`] (`None` for a read-only recall: `touch` false, or no hits).
+    pub retrieval_id: Option<u64>,
 }
 
 /// Candidates each retriever proposes per hit asked for.
@@ -194,6 +197,7 @@ impl<S: KvStore> Engine<S> {
             window_dropped = true;
         }
         let hits = rescore(space, &scoring, &text, &qv, cands, now, query.k)?;
+        let mut retrieval_id = None;
         if query.touch && !hits.is_empty() {
             let mut batch = Batch::new();
             let mut touched = Vec::new();
@@ -207,6 +211,11 @@ impl<S: KvStore> Engine<S> {
                 }
                 touched.push(e);
             }
+            // The retrieval log: one small append-only record per recall.
+            let episodes = hits.iter().map(|h| h.episode.id).collect();
+            let (id, record) = super::outcomes::log_retrieval(&self.store, &ns, now, episodes)?;
+            batch.put(ns.key(Table::Retrieval, &id.to_be_bytes()), record);
+            retrieval_id = Some(id);
             self.store.write(&batch)?;
             let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
             for e in touched {
@@ -214,7 +223,13 @@ impl<S: KvStore> Engine<S> {
                 space.episodes.insert(e);
             }
         }
-        Ok(Recall { hits, time, window: filter.window.filter(|w| *w != bound), window_dropped })
+        Ok(Recall {
+            hits,
+            time,
+            window: filter.window.filter(|w| *w != bound),
+            window_dropped,
+            retrieval_id,
+        })
     }
 }
 
@@ -320,6 +335,10 @@ fn rescore(
         .zip(rows)
         .map(|(mut explanation, (e, sources, _))| {
             explanation.sources = sources;
+            if let Some(w) = space.outcome_weights.get(&e.id) {
+                explanation.outcome_weight = *w;
+                explanation.final_score *= *w;
+            }
             (e, explanation)
         })
         .collect();

@@ -29,6 +29,8 @@ impl<S: KvStore> Engine<S> {
             status,
             created_at: now,
             updated_at: now,
+            evidence: String::new(),
+            pattern: String::new(),
         };
         let mut batch = Batch::new();
         batch.put(nsc.key(Table::Rule, &id.to_be_bytes()), rule.encode());

@@ -124,6 +124,9 @@ pub struct Explanation {
     /// two episodes ≥ `shadow_cosine`): this one is likely stale and its score was multiplied
     /// by `shadow_penalty`.
     pub shadowed_by: Option<u64>,
+    /// Outcome tracking's factor (1 unless the episode preceded failures far more often than
+    /// the namespace's base rate; then `final_score` was multiplied by it).
+    pub outcome_weight: f32,
 }
 
 /// The raw signals of one candidate.
@@ -208,6 +211,7 @@ impl Scoring {
                     sources: Vec::new(),
                     terms: Vec::new(),
                     shadowed_by: None,
+                    outcome_weight: 1.0,
                 }
             })
             .collect()

@@ -95,6 +95,8 @@ pub(crate) struct Space {
     pub vectors: VectorIndex,
     pub snap: SnapState,
     pub opened: Opened,
+    /// Score factors outcome tracking set for harmful episodes (`engine::outcomes`).
+    pub outcome_weights: crate::index::FastMap<u64, f32>,
 }
 
 impl Space {
@@ -109,7 +111,12 @@ impl Space {
             vectors: VectorIndex::new(config.dim, config.vectors),
             snap: SnapState::default(),
             opened: Opened::Rebuilt { reason: None },
+            outcome_weights: Default::default(),
         };
+        if let Some(w) = store.get(&ns.key(Table::Meta, b"outcome-weights"))? {
+            space.outcome_weights =
+                crate::record::outcome::decode_weights(&w)?.into_iter().collect();
+        }
         if let Some(meta) = store.get(&ns.key(Table::Meta, b"space"))? {
             let (next_id, model) = decode_meta(&meta)?;
             space.exists = true;

@@ -4,8 +4,13 @@
 pub mod episode;
 pub mod fact;
 pub mod json;
+pub mod observation;
+pub mod outcome;
 pub mod rule;
+pub mod signal;
 
 pub use episode::{Episode, Outcome, Situation, Status};
 pub use fact::{Fact, Policy, Source, Triple};
+pub use observation::{Observation, ObservationStatus};
 pub use rule::{Rule, RuleStatus};
+pub use signal::{Category, Signal, SignalKind};

@@ -1,7 +1,8 @@
 //! Procedural rules: promoted from observations, injected whole.
 //!
 //! Byte format (kind [`KIND`]): `id:u64 text:str observation:str status:u8 created_at:i64
-//! updated_at:i64`.
+//! updated_at:i64 [evidence:str pattern:str]`. The two trailing fields came with promotion
+//! from observations; records written before them end after `updated_at` and read as empty.
 
 use crate::error::{Error, Result};
 use crate::store::codec::{open, seal, Reader, Writer};
@@ -37,6 +38,10 @@ pub struct Rule {
     pub created_at: i64,
     /// Last status change (ms).
     pub updated_at: i64,
+    /// The numbers behind it, for a promoted rule ("removed in 9 of 10 drafts…").
+    pub evidence: String,
+    /// The machine-readable pattern key it was promoted from (`learn::pattern`), or empty.
+    pub pattern: String,
 }
 
 impl Rule {
@@ -49,7 +54,7 @@ impl Rule {
             RuleStatus::Demoted => 2,
         };
         w.u64(self.id).str(&self.text).str(&self.observation).u8(status);
-        w.i64(self.created_at).i64(self.updated_at);
+        w.i64(self.created_at).i64(self.updated_at).str(&self.evidence).str(&self.pattern);
         seal(KIND, &w.finish())
     }
 
@@ -66,8 +71,14 @@ impl Rule {
             2 => RuleStatus::Demoted,
             c => return Err(Error::Corrupt { what: what.into(), detail: format!("status {c}") }),
         };
+        let (created_at, updated_at) = (r.i64()?, r.i64()?);
+        let (evidence, pattern) = if r.remaining() > 0 {
+            (r.str()?.to_string(), r.str()?.to_string())
+        } else {
+            (String::new(), String::new())
+        };
         let rule =
-            Rule { id, text, observation, status, created_at: r.i64()?, updated_at: r.i64()? };
+            Rule { id, text, observation, status, created_at, updated_at, evidence, pattern };
         r.end()?;
         Ok(rule)
     }
@@ -100,6 +111,8 @@ mod tests {
             status: RuleStatus::Active,
             created_at: 1,
             updated_at: 2,
+            evidence: "removed in 9 of 10 drafts".into(),
+            pattern: "email|removed:semicolon|".into(),
         };
         assert_eq!(Rule::decode(&r.encode()).unwrap(), r);
     }

@@ -32,6 +32,18 @@ pub enum Table {
     TripleHistory,
     /// Snapshots of derived indexes (`engine::snapshot`).
     Snapshot,
+    /// Behaviour signals, keyed by time (`record::signal`).
+    Signal,
+    /// Observations (`record::observation`).
+    Observation,
+    /// Observation embeddings, kept apart so rejecting one deletes it.
+    ObservationVector,
+    /// What each recall returned (`record::outcome`).
+    Retrieval,
+    /// How the task a recall served ended.
+    Outcome,
+    /// The learning loop's resumable state (the nightly job's cursor).
+    Learning,
 }
 
 impl Table {
@@ -46,6 +58,12 @@ impl Table {
             Table::Triple => "t",
             Table::TripleHistory => "x",
             Table::Snapshot => "s",
+            Table::Signal => "g",
+            Table::Observation => "o",
+            Table::ObservationVector => "w",
+            Table::Retrieval => "l",
+            Table::Outcome => "k",
+            Table::Learning => "n",
         }
     }
 }

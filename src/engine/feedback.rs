@@ -1,0 +1,229 @@
+//! The user's verdict on an observation, and promotion to procedural rules.
+//!
+//! - **Right** raises the observation's confidence one band and records the confirmation
+//!   (which also waives the 48-hour wait before promotion: the wait exists so the user can
+//!   reject a lesson before it is acted on, and they have just accepted it).
+//! - **Wrong** marks it rejected, deletes its embedding, demotes the rule promoted from it,
+//!   marks the episodes its signals point at rejected, and writes a reverse signal: the
+//!   detector skips the pattern (and its near-duplicates) for good. One atomic batch.
+//!
+//! [`Engine::promote`] turns an observation into an active rule when its confidence is high
+//! or very-high, it implies a clear action, nobody said it is wrong, and either 48 hours
+//! have passed since it was created or the user confirmed it. A rule that contradicts an
+//! active one (the opposite behaviour under the same condition, or — with an embedder — the
+//! opposite stance of the rule text, `embed::polarity::stance`) is not activated next to it:
+//! the stronger of the two stays active and the other is kept as a candidate.
+
+use super::observe::load_observations;
+use super::signals::free_id;
+use super::Engine;
+use crate::embed::{cosine, polarity, Role};
+use crate::error::{Error, Result};
+use crate::learn::pattern::Pattern;
+use crate::record::{Observation, ObservationStatus, Rule, RuleStatus, Signal, SignalKind, Status};
+use crate::store::{Batch, KvStore, Namespace, Table};
+
+/// What [`Engine::feedback`] did.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Feedback {
+    /// The observation, as it is now.
+    pub observation: Observation,
+    /// Rules demoted (wrong).
+    pub demoted_rules: Vec<u64>,
+    /// Episodes marked rejected (wrong).
+    pub rejected_episodes: Vec<u64>,
+    /// The reverse signal written (wrong).
+    pub reverse_signal: Option<u64>,
+}
+
+/// A rule [`Engine::promote`] activated.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Promoted {
+    /// The new rule.
+    pub rule: u64,
+    /// The observation it came from.
+    pub observation: u64,
+    /// An active rule it replaced because they contradict each other.
+    pub replaced: Option<u64>,
+}
+
+fn strength(o: &Observation) -> (u8, u32, u32) {
+    (o.confidence() as u8, o.occurrences, (o.consistency * 1e6) as u32)
+}
+
+impl<S: KvStore> Engine<S> {
+    /// The user's verdict on observation `id`: right (`true`) or wrong (see the module docs).
+    pub fn feedback(&mut self, ns: &str, id: u64, right: bool, now: i64) -> Result<Feedback> {
+        let nsc = Namespace::new(ns)?;
+        let mut o = self.observation(ns, id)?;
+        let mut batch = Batch::new();
+        let mut fb = Feedback {
+            observation: o.clone(),
+            demoted_rules: Vec::new(),
+            rejected_episodes: Vec::new(),
+            reverse_signal: None,
+        };
+        let mut staged = Vec::new();
+        if right {
+            if o.status == ObservationStatus::Rejected {
+                return Err(Error::InvalidInput(format!(
+                    "observation {id} was marked wrong; wrong is final (the pattern is never \
+                     proposed again)"
+                )));
+            }
+            o.boost = o.boost.saturating_add(1).min(3);
+            o.confirmed_at = Some(now);
+        } else {
+            o.status = ObservationStatus::Rejected;
+            batch.delete(nsc.key(Table::ObservationVector, &id.to_be_bytes()));
+            if let Some(rule_id) = o.rule {
+                let key = nsc.key(Table::Rule, &rule_id.to_be_bytes());
+                if let Some(bytes) = self.store.get(&key)? {
+                    let mut rule = Rule::decode(&bytes)?;
+                    if rule.status != RuleStatus::Demoted {
+                        rule.status = RuleStatus::Demoted;
+                        rule.updated_at = now;
+                        batch.put(key, rule.encode());
+                        fb.demoted_rules.push(rule_id);
+                    }
+                }
+            }
+            for sid in &o.support {
+                let Some(s) = self.signal_by_id(ns, *sid)? else { continue };
+                let Some(e) = s.episode else { continue };
+                if fb.rejected_episodes.contains(&e) {
+                    continue;
+                }
+                match self.stage_status(&nsc, e, Status::Rejected, &mut batch) {
+                    Ok(ep) => {
+                        fb.rejected_episodes.push(e);
+                        staged.push(ep);
+                    }
+                    Err(err) if err.code() == "NOT_FOUND" => {}
+                    Err(err) => return Err(err),
+                }
+            }
+            let reverse = Signal {
+                id: free_id(&self.store, &nsc, Table::Signal, now.max(0))?,
+                ts: now.max(0),
+                offset_min: 0,
+                kind: SignalKind::Reverse,
+                agent: o.agent.clone(),
+                category: o.category,
+                category_given: true,
+                situation: Default::default(),
+                detail: o.pattern.clone(),
+                correction: None,
+                source: "user".into(),
+                trust: 1.0,
+                episode: None,
+                features: None,
+                texts: None,
+            };
+            batch.put(nsc.key(Table::Signal, &reverse.id.to_be_bytes()), reverse.encode());
+            fb.reverse_signal = Some(reverse.id);
+        }
+        o.updated_at = now;
+        batch.put(nsc.key(Table::Observation, &id.to_be_bytes()), o.encode());
+        self.store.write(&batch)?;
+        for ep in staged {
+            self.apply_status(&nsc, ep)?;
+        }
+        fb.observation = o;
+        Ok(fb)
+    }
+
+    /// Promotes every observation that qualifies (see the module docs); one batch each.
+    pub fn promote(&mut self, ns: &str, now: i64) -> Result<Vec<Promoted>> {
+        let nsc = Namespace::new(ns)?;
+        let observations = load_observations(&self.store, &nsc)?;
+        let mut ready: Vec<&Observation> = observations
+            .iter()
+            .filter(|o| {
+                o.status == ObservationStatus::Open
+                    && o.rule.is_none()
+                    && o.promotion_candidate
+                    && o.occurrences >= crate::learn::detect::MIN_OCCURRENCES
+                    && o.confidence().promotable()
+                    && (o.confirmed_at.is_some()
+                        || now - o.created_at >= self.config.learning.promote_wait_ms)
+            })
+            .collect();
+        ready.sort_by(|a, b| strength(b).cmp(&strength(a)).then(a.id.cmp(&b.id)));
+        let mut out = Vec::new();
+        for o in ready {
+            let mut rules = self.rules(ns, &[])?;
+            let active: Vec<&Rule> =
+                rules.iter().filter(|r| r.status == RuleStatus::Active).collect();
+            let mut replaced = None;
+            if let Some(other) = self.contradicting(&o.quote, &o.pattern, &active)? {
+                let theirs = observations.iter().find(|x| x.rule == Some(other));
+                if theirs.is_some_and(|t| strength(t) >= strength(o)) || theirs.is_none() {
+                    continue; // the active rule is at least as strong (or the user wrote it)
+                }
+                replaced = Some(other);
+            }
+            let id = rules.iter().map(|r| r.id).max().unwrap_or(0) + 1;
+            let rule = Rule {
+                id,
+                text: o.quote.clone(),
+                observation: o.id.to_string(),
+                status: RuleStatus::Active,
+                created_at: now,
+                updated_at: now,
+                evidence: o.evidence.clone(),
+                pattern: o.pattern.clone(),
+            };
+            let mut batch = Batch::new();
+            batch.put(nsc.key(Table::Rule, &id.to_be_bytes()), rule.encode());
+            if let Some(old) = replaced {
+                if let Some(r) = rules.iter_mut().find(|r| r.id == old) {
+                    r.status = RuleStatus::Candidate;
+                    r.updated_at = now;
+                    batch.put(nsc.key(Table::Rule, &old.to_be_bytes()), r.encode());
+                }
+            }
+            let mut updated = o.clone();
+            updated.rule = Some(id);
+            updated.updated_at = now;
+            batch.put(nsc.key(Table::Observation, &o.id.to_be_bytes()), updated.encode());
+            self.store.write(&batch)?;
+            out.push(Promoted { rule: id, observation: o.id, replaced });
+        }
+        Ok(out)
+    }
+
+    /// The active rule that `text` (with pattern key `pattern`) contradicts, if any.
+    fn contradicting(
+        &mut self,
+        text: &str,
+        pattern: &str,
+        active: &[&Rule],
+    ) -> Result<Option<u64>> {
+        let opposite = Pattern::parse(pattern).and_then(|p| p.opposite_key());
+        if let Some(r) =
+            active.iter().find(|r| !r.pattern.is_empty() && Some(&r.pattern) == opposite.as_ref())
+        {
+            return Ok(Some(r.id));
+        }
+        // Promoted rules contradict by pattern, exactly; rules a person wrote have no pattern,
+        // so their stance is read from the texts.
+        let written: Vec<&&Rule> = active.iter().filter(|r| r.pattern.is_empty()).collect();
+        if self.embedder.is_none() || written.is_empty() {
+            return Ok(None);
+        }
+        let mut texts: Vec<&str> = vec![text];
+        texts.extend(written.iter().map(|r| r.text.as_str()));
+        let v = self.embed(&texts, Role::Passage)?;
+        for (r, e) in written.iter().zip(&v[1..]) {
+            let c = cosine(&v[0].vector, &e.vector);
+            let s = polarity::stance(c, v[0].polarity, e.polarity, polarity::DEFAULT_SAME_TOPIC);
+            if s == polarity::Stance::Opposite {
+                return Ok(Some(r.id));
+            }
+        }
+        Ok(None)
+    }
+}

@@ -1,0 +1,127 @@
+//! The learning loop through JSON text, for bindings (JS, the WIT component, the CLI's
+//! `--json`): the same shapes everywhere, camelCase fields.
+
+use serde_json::{json, Value};
+
+use super::Engine;
+use crate::error::{Error, Result};
+use crate::learn::pattern::Pattern;
+use crate::record::{ObservationStatus, Outcome, Rule};
+use crate::store::KvStore;
+
+fn out(v: impl serde::Serialize) -> Result<String> {
+    serde_json::to_string(&v).map_err(|e| Error::InvalidInput(e.to_string()))
+}
+
+/// An observation status from its name.
+pub fn observation_status(s: &str) -> Result<ObservationStatus> {
+    match s {
+        "open" => Ok(ObservationStatus::Open),
+        "rejected" => Ok(ObservationStatus::Rejected),
+        "merged" => Ok(ObservationStatus::Merged),
+        other => Err(Error::InvalidInput(format!(
+            "observation status {other:?} is not one of open, rejected, merged"
+        ))),
+    }
+}
+
+/// A rule as JSON: `{id, text, status, evidence, observation, pattern, createdAt, updatedAt}`
+/// (`observation` is the source observation's id or null; `pattern` the machine-readable
+/// pattern or null).
+pub fn rule_json(r: &Rule) -> Value {
+    json!({
+        "id": r.id,
+        "text": r.text,
+        "status": r.status,
+        "evidence": r.evidence,
+        "observation": r.observation.parse::<u64>().ok(),
+        "pattern": Pattern::parse(&r.pattern).map(|p| p.to_json()),
+        "createdAt": r.created_at,
+        "updatedAt": r.updated_at,
+    })
+}
+
+impl<S: KvStore> Engine<S> {
+    /// [`Engine::signals_json`] over JSON Lines text; returns `{ids}`.
+    pub fn signals_jsonl(&mut self, ns: &str, jsonl: &str) -> Result<String> {
+        let lines: Vec<&str> = jsonl.lines().filter(|l| !l.trim().is_empty()).collect();
+        out(json!({ "ids": self.signals_json(ns, &lines)? }))
+    }
+
+    /// [`Engine::observe`] as JSON.
+    pub fn observe_json(&mut self, ns: &str, now: i64) -> Result<String> {
+        out(self.observe(ns, now)?)
+    }
+
+    /// [`Engine::observations`] with statuses by name (all when empty), each with its
+    /// effective `confidence` and parsed `patternDetail`.
+    pub fn observations_json(&self, ns: &str, statuses: &[String]) -> Result<String> {
+        let want = statuses.iter().map(|s| observation_status(s)).collect::<Result<Vec<_>>>()?;
+        let list: Vec<Value> = self
+            .observations(ns, &want)?
+            .into_iter()
+            .map(|o| {
+                let mut v = serde_json::to_value(&o).unwrap_or(Value::Null);
+                v["confidence"] = json!(o.confidence());
+                v["patternDetail"] =
+                    Pattern::parse(&o.pattern).map_or(Value::Null, |p| p.to_json());
+                v
+            })
+            .collect();
+        out(list)
+    }
+
+    /// [`Engine::feedback`] with `verdict` "right" or "wrong".
+    pub fn feedback_json(&mut self, ns: &str, id: u64, verdict: &str, now: i64) -> Result<String> {
+        let right = match verdict {
+            "right" => true,
+            "wrong" => false,
+            other => {
+                return Err(Error::InvalidInput(format!(
+                    "feedback {other:?} is neither right nor wrong"
+                )))
+            }
+        };
+        out(self.feedback(ns, id, right, now)?)
+    }
+
+    /// [`Engine::promote`] as JSON.
+    pub fn promote_json(&mut self, ns: &str, now: i64) -> Result<String> {
+        out(self.promote(ns, now)?)
+    }
+
+    /// [`Engine::outcome`] with `outcome` success, failure or partial; returns `{ok: true}`.
+    pub fn outcome_json(
+        &mut self,
+        ns: &str,
+        retrieval_id: u64,
+        outcome: &str,
+        now: i64,
+    ) -> Result<String> {
+        let o: Outcome = outcome.parse()?;
+        self.outcome(ns, retrieval_id, o, now)?;
+        out(json!({ "ok": true }))
+    }
+
+    /// [`Engine::outcome_report`] as JSON.
+    pub fn outcome_report_json(&self, ns: &str) -> Result<String> {
+        out(self.outcome_report(ns)?)
+    }
+
+    /// [`Engine::nightly`] as JSON.
+    pub fn nightly_json(&mut self, ns: &str, now: i64, budget: Option<u64>) -> Result<String> {
+        out(self.nightly(ns, now, budget)?)
+    }
+
+    /// [`Engine::recall_observations`] as JSON.
+    pub fn recall_observations_json(
+        &mut self,
+        ns: &str,
+        text: &str,
+        vector: Option<&[f32]>,
+        k: usize,
+        now: i64,
+    ) -> Result<String> {
+        out(self.recall_observations(ns, text, vector, k, now)?)
+    }
+}

@@ -1,0 +1,132 @@
+//! Behaviour signals in the store: one atomic batch each, keyed by time
+//! (`record::signal`).
+
+use super::Engine;
+use crate::error::{Error, Result};
+use crate::learn::input::signal_from_json;
+use crate::record::Signal;
+use crate::store::{Batch, KvStore, Namespace, Table};
+
+/// The first free id at time `ts` in `table` (`ts << 10 | seq`, seq < 1024).
+pub(crate) fn free_id(store: &impl KvStore, ns: &Namespace, table: Table, ts: i64) -> Result<u64> {
+    if !(0..(1i64 << 43)).contains(&ts) {
+        return Err(Error::InvalidInput(format!("time {ts} ms is outside 1970–2248")));
+    }
+    let base = (ts as u64) << 10;
+    for seq in 0..1024 {
+        if store.get(&ns.key(table, &(base | seq).to_be_bytes()))?.is_none() {
+            return Ok(base | seq);
+        }
+    }
+    Err(Error::InvalidInput(format!("more than 1024 records at {ts} ms: space them out")))
+}
+
+impl<S: KvStore> Engine<S> {
+    /// Stores a behaviour signal (its id is assigned here); one atomic batch.
+    pub fn signal(&mut self, ns: &str, mut signal: Signal) -> Result<u64> {
+        let nsc = Namespace::new(ns)?;
+        signal.id = free_id(&self.store, &nsc, Table::Signal, signal.ts)?;
+        let mut batch = Batch::new();
+        batch.put(nsc.key(Table::Signal, &signal.id.to_be_bytes()), signal.encode());
+        self.ensure_namespace(&nsc, &mut batch)?;
+        self.store.write(&batch)?;
+        Ok(signal.id)
+    }
+
+    /// [`Engine::signal`] from its JSON object (`learn::input`); returns `{id}`.
+    pub fn signal_json(&mut self, ns: &str, json: &str) -> Result<String> {
+        let v: serde_json::Value = serde_json::from_str(json)
+            .map_err(|e| Error::InvalidInput(format!("signal is not JSON: {e}")))?;
+        let s = signal_from_json(&v, self.config.learning.keep_signal_texts)?;
+        let id = self.signal(ns, s)?;
+        Ok(serde_json::json!({ "id": id }).to_string())
+    }
+
+    /// Checks every signal first, then stores them in order (one batch each); a bad one is
+    /// an error naming its position, and then nothing is stored.
+    pub fn signals_json(&mut self, ns: &str, lines: &[&str]) -> Result<Vec<u64>> {
+        let keep = self.config.learning.keep_signal_texts;
+        let mut parsed = Vec::with_capacity(lines.len());
+        for (i, line) in lines.iter().enumerate() {
+            let v: serde_json::Value = serde_json::from_str(line)
+                .map_err(|e| Error::InvalidInput(format!("signal {} is not JSON: {e}", i + 1)))?;
+            parsed.push(signal_from_json(&v, keep).map_err(|e| {
+                Error::InvalidInput(format!(
+                    "signal {}: {}",
+                    i + 1,
+                    e.to_string().trim_start_matches("invalid input: ")
+                ))
+            })?);
+        }
+        parsed.into_iter().map(|s| self.signal(ns, s)).collect()
+    }
+
+    /// Signals of `ns` with `from <= ts < to`, oldest first.
+    pub fn signals(&self, ns: &str, from: i64, to: i64) -> Result<Vec<Signal>> {
+        let nsc = Namespace::new(ns)?;
+        let mut out = Vec::new();
+        scan_signals(&self.store, &nsc, from, to, None, usize::MAX, |s| {
+            out.push(s);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// One signal by id.
+    pub fn signal_by_id(&self, ns: &str, id: u64) -> Result<Option<Signal>> {
+        let nsc = Namespace::new(ns)?;
+        match self.store.get(&nsc.key(Table::Signal, &id.to_be_bytes()))? {
+            Some(b) => Ok(Some(Signal::decode(&b)?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Reads signals with `from <= ts < to`, starting after id `after` when given, at most
+/// `limit`; returns how many were read and the last id read.
+pub(crate) fn scan_signals(
+    store: &impl KvStore,
+    ns: &Namespace,
+    from: i64,
+    to: i64,
+    after: Option<u64>,
+    limit: usize,
+    mut each: impl FnMut(Signal) -> Result<()>,
+) -> Result<(usize, Option<u64>)> {
+    let prefix = ns.table_prefix(Table::Signal);
+    let key = |id: u64| {
+        let mut k = prefix.clone();
+        k.extend_from_slice(&id.to_be_bytes());
+        k
+    };
+    let mut cursor = match after {
+        Some(a) => Some(key(a)),
+        None if from > 0 => Some(key(((from as u64) << 10) - 1)),
+        None => None,
+    };
+    let end = if to >= (1i64 << 43) { u64::MAX } else { (to.max(0) as u64) << 10 };
+    let (mut n, mut last) = (0usize, None);
+    while n < limit {
+        let page = (limit - n).min(256);
+        let entries = store.scan(&prefix, cursor.as_deref(), page)?;
+        for (k, v) in &entries {
+            let id = k[prefix.len()..].try_into().map(u64::from_be_bytes).map_err(|_| {
+                Error::Corrupt {
+                    what: "signal key".into(),
+                    detail: format!("{} id bytes", k.len() - prefix.len()),
+                }
+            })?;
+            if id >= end {
+                return Ok((n, last));
+            }
+            each(Signal::decode(v)?)?;
+            n += 1;
+            last = Some(id);
+        }
+        match entries.last() {
+            Some((k, _)) if entries.len() == page => cursor = Some(k.clone()),
+            _ => break,
+        }
+    }
+    Ok((n, last))
+}

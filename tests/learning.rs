@@ -1,0 +1,319 @@
+//! The learning loop end to end: signals → observations → rules, feedback, outcome tracking,
+//! the resumable nightly job. The mail agent runs with the real model (near-duplicate checks
+//! embed quotes); the seed sweep and the mechanics use the bag-of-words test embedder.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::hash_embed::HashEmbedder;
+use mnemo::learn::pattern::Pattern;
+use mnemo::learn::trace::{expected, trace};
+use mnemo::record::{Episode, ObservationStatus, Outcome, RuleStatus, Status};
+use mnemo::store::{KvStore, MemoryStore};
+use mnemo::time::{parse_iso8601, DAY};
+use mnemo::{BertConfig, BertEmbedder, Config, Engine, Query};
+
+const NS: &str = "maria";
+
+fn engine_with(embedder: Box<dyn mnemo::Embedder>) -> Engine<MemoryStore> {
+    Engine::new(MemoryStore::new(), Config::default()).with_embedder(embedder)
+}
+
+fn hash_engine() -> Engine<MemoryStore> {
+    engine_with(Box::new(HashEmbedder))
+}
+
+/// Feeds the trace day by day and runs the nightly job every night at 02:00 UTC; returns
+/// the time of the last run.
+fn run_trace<S: KvStore>(e: &mut Engine<S>, seed: u64, days: u32) -> i64 {
+    let signals = trace(seed, days, 8);
+    let start = parse_iso8601("2024-03-04T00:00:00Z").unwrap();
+    let mut next = 0;
+    let mut last = 0;
+    for day in 1..=i64::from(days) {
+        let night = start + day * DAY + 2 * 3_600_000;
+        while next < signals.len() {
+            let ts = parse_iso8601(signals[next]["ts"].as_str().unwrap()).unwrap();
+            if ts >= night {
+                break;
+            }
+            e.signal_json(NS, &signals[next].to_string()).unwrap();
+            next += 1;
+        }
+        let r = e.nightly(NS, night, None).unwrap();
+        assert!(r.done);
+        assert!(r.inserted.len() <= 3, "at most 3 new observations a night: {r:?}");
+        last = night;
+    }
+    last
+}
+
+fn active_patterns<S: KvStore>(e: &Engine<S>) -> Vec<Pattern> {
+    e.rules(NS, &[RuleStatus::Active])
+        .unwrap()
+        .iter()
+        .map(|r| {
+            Pattern::parse(&r.pattern).unwrap_or_else(|| panic!("rule without pattern: {r:?}"))
+        })
+        .collect()
+}
+
+#[test]
+fn the_mail_agent_learns_exactly_its_four_habits() {
+    let model =
+        BertEmbedder::from_dir(&common::model_dir(), BertConfig::e5("multilingual-e5-small-latin"))
+            .unwrap();
+    let mut e = engine_with(Box::new(model));
+    run_trace(&mut e, 1, 60);
+    let rules = e.rules(NS, &[RuleStatus::Active]).unwrap();
+    let found: Vec<Option<u8>> = active_patterns(&e).iter().map(expected).collect();
+    let texts: Vec<&str> = rules.iter().map(|r| r.text.as_str()).collect();
+    assert!(
+        found.iter().all(Option::is_some),
+        "a promoted rule is not a planted habit: {texts:#?}"
+    );
+    let habits: BTreeSet<u8> = found.into_iter().flatten().collect();
+    assert_eq!(habits, BTreeSet::from([1, 2, 3, 4]), "rules: {texts:#?}");
+    assert_eq!(rules.len(), 4, "one rule per habit: {texts:#?}");
+    let observations = e.observations(NS, &[]).unwrap();
+    for r in &rules {
+        let o = observations.iter().find(|o| o.rule == Some(r.id)).expect("source observation");
+        assert!(r.created_at - o.created_at >= 48 * 3_600_000, "promoted before 48 h: {r:?}");
+        let distinct: BTreeSet<u64> = o.support.iter().copied().collect();
+        assert!(o.occurrences >= 3 && distinct.len() >= 3, "{o:?}");
+        assert!(!r.evidence.is_empty() && r.observation == o.id.to_string());
+        assert!(r.text.split_whitespace().count() <= 25);
+        assert!(o.evidence.split_whitespace().count() <= 40);
+    }
+}
+
+#[test]
+fn twenty_seeds_promote_nothing_false_and_nearly_everything_true() {
+    let (mut true_rules, mut false_rules, mut planted) = (0, 0, 0);
+    for seed in 1..=20 {
+        let mut e = hash_engine();
+        run_trace(&mut e, seed, 60);
+        let found: Vec<Option<u8>> = active_patterns(&e).iter().map(expected).collect();
+        let habits: BTreeSet<u8> = found.iter().flatten().copied().collect();
+        true_rules += habits.len();
+        false_rules += found.iter().filter(|f| f.is_none()).count();
+        planted += 4;
+        if found.iter().any(Option::is_none) {
+            let rules = e.rules(NS, &[RuleStatus::Active]).unwrap();
+            eprintln!(
+                "seed {seed}: false rules {:#?}",
+                rules.iter().map(|r| &r.pattern).collect::<Vec<_>>()
+            );
+        }
+    }
+    let recall = true_rules as f64 / planted as f64;
+    eprintln!("learning over 20 seeds: recall {recall:.3}, false rules {false_rules}");
+    assert_eq!(false_rules, 0, "precision must be 1.0");
+    assert!(recall >= 0.9, "recall {recall}");
+}
+
+fn semicolon_signal(day: i64, n: i64) -> String {
+    let ts = format!("2024-03-{:02}T{:02}:{:02}:00+01:00", 4 + day, 9 + n / 60, n % 60);
+    serde_json::json!({"ts": ts, "kind": "edited", "agent": "email",
+        "situation": {"contact": "Marco"},
+        "before": format!("Dear Marco,\nThe order {n} is confirmed; it ships soon.\nMaria"),
+        "after": format!("Dear Marco,\nThe order {n} is confirmed, it ships soon.\nMaria")})
+    .to_string()
+}
+
+#[test]
+fn wrong_feedback_demotes_the_rule_and_the_pattern_never_returns() {
+    let mut e = hash_engine();
+    let mut ep_ids = Vec::new();
+    for i in 0..6 {
+        let r = e
+            .remember(
+                NS,
+                Episode::new(format!("drafted order mail {i}"), 1_709_000_000_000 + i),
+                None,
+            )
+            .unwrap();
+        if let mnemo::Remembered::Stored { id, .. } = r {
+            ep_ids.push(id);
+        }
+    }
+    for i in 0..6 {
+        let mut v: serde_json::Value = serde_json::from_str(&semicolon_signal(0, i)).unwrap();
+        v["episode"] = serde_json::json!(ep_ids[i as usize]);
+        e.signal_json(NS, &v.to_string()).unwrap();
+    }
+    let day = parse_iso8601("2024-03-05T02:00:00Z").unwrap();
+    let n = e.nightly(NS, day, None).unwrap();
+    assert_eq!(n.inserted.len(), 1, "{n:?}");
+    let id = n.inserted[0];
+    assert!(n.promoted.is_empty(), "nothing before 48 hours");
+    let n = e.nightly(NS, day + 3 * DAY, None).unwrap();
+    assert_eq!(n.promoted.len(), 1, "{n:?}");
+    assert_eq!(n.inserted.len(), 0, "a second run updates instead of inserting: {n:?}");
+    assert!(n.updated.contains(&id));
+    assert!(e.recall_observations(NS, "semicolons", None, 5, day).unwrap().len() == 1);
+
+    let fb = e.feedback(NS, id, false, day + 3 * DAY).unwrap();
+    assert_eq!(fb.demoted_rules.len(), 1);
+    assert_eq!(fb.rejected_episodes.len(), 6);
+    assert!(fb.reverse_signal.is_some());
+    assert!(e.rules(NS, &[RuleStatus::Active]).unwrap().is_empty());
+    assert!(
+        e.recall_observations(NS, "semicolons", None, 5, day).unwrap().is_empty(),
+        "embedding gone"
+    );
+    assert_eq!(e.episode(NS, ep_ids[0]).unwrap().status, Status::Rejected);
+    let q = Query::new("drafted order mail", 10);
+    assert!(
+        e.recall(NS, &q, day + 4 * DAY).unwrap().hits.is_empty(),
+        "rejected episodes are not recalled"
+    );
+
+    // Ten more matching signals: the pattern never comes back.
+    for i in 0..10 {
+        e.signal_json(NS, &semicolon_signal(5, 100 + i)).unwrap();
+    }
+    let n = e.nightly(NS, day + 6 * DAY, None).unwrap();
+    assert!(n.inserted.is_empty() && n.promoted.is_empty(), "{n:?}");
+    assert!(e.rules(NS, &[RuleStatus::Active]).unwrap().is_empty());
+    assert!(e.feedback(NS, id, true, day).is_err(), "wrong is final");
+}
+
+#[test]
+fn right_feedback_raises_confidence_and_waives_the_wait() {
+    let mut e = hash_engine();
+    // 4 of 5 drafts: medium.
+    for i in 0..5 {
+        let mut v: serde_json::Value = serde_json::from_str(&semicolon_signal(0, i)).unwrap();
+        if i == 4 {
+            v["after"] = v["before"].clone();
+            v["kind"] = "approved".into();
+        }
+        e.signal_json(NS, &v.to_string()).unwrap();
+    }
+    let day = parse_iso8601("2024-03-05T02:00:00Z").unwrap();
+    let id = e.nightly(NS, day, None).unwrap().inserted[0];
+    let o = e.observation(NS, id).unwrap();
+    assert_eq!(o.confidence().name(), "medium", "{o:?}");
+    let fb = e.feedback(NS, id, true, day).unwrap();
+    assert_eq!(fb.observation.confidence().name(), "high");
+    let p = e.promote(NS, day + 1).unwrap();
+    assert_eq!(p.len(), 1, "confirmed observations skip the 48-hour wait");
+}
+
+#[test]
+fn outcome_tracking_flags_a_planted_harmful_episode_and_nothing_in_a_control() {
+    let mut e = hash_engine();
+    let t0 = 1_709_000_000_000;
+    let topics = ["deploy pipeline", "invoice export", "database backup", "email sync"];
+    for i in 0..40 {
+        let text = format!("{} note {i}", topics[i % 4]);
+        e.remember(NS, Episode::new(text, t0 + i as i64), None).unwrap();
+    }
+    let poison = match e
+        .remember(NS, Episode::new("deploy pipeline: skip the tests to go faster", t0 + 50), None)
+        .unwrap()
+    {
+        mnemo::Remembered::Stored { id, .. } => id,
+        _ => unreachable!(),
+    };
+    let mut rng = mnemo::learn::trace::Rng::new(7);
+    let mut failures_with_poison = 0;
+    for i in 0..60 {
+        let topic = topics[rng.below(4) as usize];
+        let now = t0 + DAY + i * 60_000;
+        // Half the deploy questions bring the poisoned lesson up, half only the plain notes.
+        let q = if topic == "deploy pipeline" && rng.chance(0.5) {
+            "deploy pipeline: skip the tests?"
+        } else {
+            topic
+        };
+        let r = e.recall(NS, &Query::new(q, 3), now).unwrap();
+        let id = r.retrieval_id.expect("a touching recall is logged");
+        let has_poison = r.hits.iter().any(|h| h.episode.id == poison);
+        let failed = if has_poison { rng.chance(0.9) } else { rng.chance(0.1) };
+        failures_with_poison += usize::from(failed && has_poison);
+        let o = if failed { Outcome::Failure } else { Outcome::Success };
+        e.outcome(NS, id, o, now + 1).unwrap();
+    }
+    assert!(
+        failures_with_poison >= 5,
+        "the trace must retrieve the poison: {failures_with_poison}"
+    );
+    let report = e.outcome_report(NS).unwrap();
+    let harmful: Vec<u64> = report
+        .entries
+        .iter()
+        .filter(|x| x.verdict == mnemo::engine::Verdict::Harmful)
+        .map(|x| x.id)
+        .collect();
+    assert_eq!(harmful, vec![poison], "{report:#?}");
+    let (down, _) = e.apply_outcomes(NS, t0 + 2 * DAY).unwrap();
+    assert_eq!(down, vec![poison]);
+    let r = e.recall(NS, &Query::new("deploy pipeline skip tests", 5), t0 + 2 * DAY).unwrap();
+    let h = r.hits.iter().find(|h| h.episode.id == poison).expect("still recalled, down-weighted");
+    assert_eq!(h.explanation.outcome_weight, 0.5);
+
+    // Control: the same recalls, outcomes at one rate whatever was returned.
+    let mut c = hash_engine();
+    for i in 0..41 {
+        let text = format!("{} note {i}", topics[i % 4]);
+        c.remember(NS, Episode::new(text, t0 + i as i64), None).unwrap();
+    }
+    for i in 0..60 {
+        let now = t0 + DAY + i * 60_000;
+        let r = c.recall(NS, &Query::new(topics[rng.below(4) as usize], 3), now).unwrap();
+        let o = if rng.chance(0.3) { Outcome::Failure } else { Outcome::Success };
+        c.outcome(NS, r.retrieval_id.unwrap(), o, now + 1).unwrap();
+    }
+    let report = c.outcome_report(NS).unwrap();
+    assert!(
+        report.entries.iter().all(|x| x.verdict != mnemo::engine::Verdict::Harmful),
+        "{report:#?}"
+    );
+    assert!(c.outcome(NS, 12345, Outcome::Failure, t0).is_err(), "unknown retrieval");
+}
+
+#[test]
+fn a_budgeted_nightly_resumes_to_the_same_store() {
+    let mut whole = hash_engine();
+    let mut pieces = hash_engine();
+    let signals = trace(3, 30, 30);
+    let night = parse_iso8601("2024-04-03T02:00:00Z").unwrap();
+    for s in &signals {
+        whole.signal_json(NS, &s.to_string()).unwrap();
+        pieces.signal_json(NS, &s.to_string()).unwrap();
+    }
+    let a = whole.nightly(NS, night, None).unwrap();
+    assert!(a.done);
+    let mut calls = 0;
+    loop {
+        // The clock moves on between calls: a resumed run keeps its first `now`.
+        let r = pieces.nightly(NS, night + calls * 1000, Some(97)).unwrap();
+        calls += 1;
+        assert!(calls < 1000);
+        if r.done {
+            break;
+        }
+    }
+    assert!(calls > 5, "the budget split the run ({calls} calls)");
+    let dump = |e: &Engine<MemoryStore>| e.store().scan(b"u/", None, usize::MAX).unwrap();
+    assert_eq!(dump(&whole), dump(&pieces), "a resumed run writes what an uninterrupted one does");
+}
+
+#[test]
+fn bad_signals_change_nothing() {
+    let mut e = hash_engine();
+    let good = semicolon_signal(0, 1);
+    let bad = r#"{"ts":"2024-03-04T09:00:00Z","kind":"frobbed","agent":"email"}"#;
+    let err = e.signals_json(NS, &[&good, bad]).unwrap_err();
+    assert!(err.to_string().contains("signal 2"), "{err}");
+    assert!(e.store().scan(b"u/", None, 10).unwrap().is_empty(), "nothing stored");
+    let huge = serde_json::json!({"ts":"2024-03-04T09:00:00Z","kind":"edited","agent":"email",
+        "before": "x".repeat(30_000), "after": "y"});
+    assert_eq!(e.signal_json(NS, &huge.to_string()).unwrap_err().code(), "INVALID_INPUT");
+    assert!(e.store().scan(b"u/", None, 10).unwrap().is_empty());
+    assert!(e.feedback(NS, 99, true, 0).is_err());
+    let _ = ObservationStatus::Open;
+}
