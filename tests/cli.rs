@@ -3,17 +3,29 @@
 
 mod common;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn mnemo(args: &[&str]) -> (bool, String, String) {
+    let (code, out, err) = mnemo_os(args.iter().map(OsStr::new));
+    (code == Some(0), out, err)
+}
+
+/// Any arguments (not only UTF-8); the exit code (None when killed by a signal).
+fn mnemo_os<'a>(args: impl IntoIterator<Item = &'a OsStr>) -> (Option<i32>, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_mnemo"))
         .args(args)
         .env("MNEMO_MODEL_DIR", common::model_dir())
         .output()
         .expect("run mnemo");
     let s = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
-    (out.status.success(), s(out.stdout), s(out.stderr))
+    (out.status.code(), s(out.stdout), s(out.stderr))
+}
+
+/// Stdout as exactly one JSON document.
+fn one_json(out: &str) -> serde_json::Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("not one JSON document ({e}): {out}"))
 }
 
 fn dir(name: &str) -> PathBuf {
@@ -132,6 +144,15 @@ fn store_commands_remember_recall_and_keep_fact_history() {
         out.contains("stale lockfile") && out.contains("final") && out.contains("cosine"),
         "{out}"
     );
+    let r = one_json(&run(&["recall", "npm", "keeps", "failing", "--k", "1", "--json"]));
+    let hits = r["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 1, "{r}");
+    assert!(hits[0]["episode"]["text"].as_str().unwrap().contains("stale lockfile"), "{r}");
+    assert!(hits[0]["explanation"]["cosine"].is_number(), "{r}");
+    let t = one_json(&run(&["timeline", "--json", "--limit", "1"]));
+    assert_eq!(t.as_array().unwrap().len(), 1, "{t}");
+    let r = one_json(&run(&["remember", "The staging database moved to eu-west-1", "--json"]));
+    assert_eq!(r["stored"], true, "{r}");
     run(&["fact", "set", "language", "Italian"]);
     assert!(
         run(&["fact", "set", "language", "English", "--source", "implicit"]).contains("Refused")
@@ -140,8 +161,56 @@ fn store_commands_remember_recall_and_keep_fact_history() {
     assert!(run(&["fact", "rollback", "language", "1"]).contains("v3"));
     let h = run(&["fact", "history", "language"]);
     assert_eq!(h.lines().count(), 3, "{h}");
+    let h = one_json(&run(&["fact", "history", "language", "--json"]));
+    assert_eq!(h.as_array().unwrap().len(), 3, "{h}");
+    assert_eq!(one_json(&run(&["fact", "get", "language", "--json"]))["value"], "Italian");
+    assert_eq!(one_json(&run(&["facts", "--json"]))[0]["key"], "language");
     run(&["rule", "add", "Always run the linter"]);
     assert!(run(&["rules"]).contains("Always run the linter"));
+    run(&["rule", "add", "Prefer small commits", "--status", "candidate"]);
+    assert!(!run(&["rules"]).contains("small commits"));
+    assert_eq!(one_json(&run(&["rules", "--all", "--json"])).as_array().unwrap().len(), 2);
     let (ok, _, err) = mnemo(&["recall", "x", "--store", store, "--ns", "nobody"]);
     assert!(!ok && err.contains("no memories yet"), "{err}");
+}
+
+#[test]
+fn help_global_options_and_bad_input_end_cleanly() {
+    let (ok, out, err) = mnemo(&["recall", "--help"]);
+    assert!(ok && out.contains("--k") && out.contains("--store") && err.is_empty(), "{out}{err}");
+    let (ok, out, _) = mnemo(&["fact", "set", "--help"]);
+    assert!(ok && out.contains("--ttl-days"), "{out}");
+    // Options every command takes, after the command's name.
+    let d = dir("global");
+    let (ok, out, err) = mnemo(&["timeline", "--store", d.to_str().unwrap(), "--ns", "x"]);
+    assert!(ok && out.is_empty(), "{out}{err}");
+    let (ok, out, err) =
+        mnemo(&["timeline", "--ns", "x", "--json", "--store", d.to_str().unwrap()]);
+    assert!(ok && one_json(&out) == serde_json::json!([]), "{out}{err}");
+    // Usage errors: exit code 1, the message on stderr, nothing on stdout.
+    for args in [
+        &["recall", "x", "--at", "yesterday"][..],
+        &["recall", "x", "--k", "99999999999999"],
+        &["recall", "x", "--k", "many"],
+        &["fact", "set", "k", "v", "--source", "rumour"],
+        &["remember", "x", "--outcome", "meh"],
+        &["frobnicate"],
+        &[],
+    ] {
+        let (code, out, err) = mnemo_os(args.iter().map(OsStr::new));
+        assert_eq!(code, Some(1), "{args:?}: {err}");
+        assert!(out.is_empty() && err.starts_with("mnemo: ") || args.is_empty(), "{args:?}: {out}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    let (_, _, err) = mnemo(&["recall", "x", "--at", "yesterday"]);
+    assert!(err.contains("yesterday") && err.contains("ISO-8601"), "{err}");
+    let (_, _, err) = mnemo(&["recall", "x", "--k", "99999999999999"]);
+    assert!(err.contains("10000"), "{err}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let bad = OsStr::from_bytes(b"caf\xe9");
+        let (code, out, err) = mnemo_os([OsStr::new("recall"), bad]);
+        assert!(code == Some(1) && out.is_empty() && !err.contains("panicked"), "{err}");
+    }
 }

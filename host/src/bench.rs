@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::Path;
 use std::time::Instant;
 
 use mnemo::bench::{read_jsonl, Line};
@@ -12,6 +11,7 @@ use mnemo::store::MemoryStore;
 use mnemo::{BertConfig, BertEmbedder, Embedder, Role};
 use serde_json::{json, Value};
 
+use crate::args;
 use crate::Opts;
 
 fn embed(e: &mut BertEmbedder, lines: &[Line], role: Role) -> Result<Vec<Vec<f32>>, String> {
@@ -23,12 +23,10 @@ fn embed(e: &mut BertEmbedder, lines: &[Line], role: Role) -> Result<Vec<Vec<f32
     Ok(out)
 }
 
-pub fn run(opts: &Opts) -> Result<(), String> {
-    let need = |name: &str| opts.get(name).ok_or(format!("bench needs --{name}"));
-    let (items_path, queries_path, out_path) = (need("items")?, need("queries")?, need("out")?);
-    let k: usize = opts.get("k").map_or(Ok(100), str::parse).map_err(|_| "--k takes a number")?;
-    let items = read_jsonl(Path::new(items_path), "id")?;
-    let queries = read_jsonl(Path::new(queries_path), "qid")?;
+pub fn run(opts: &Opts, a: &args::Bench) -> Result<(), String> {
+    let (k, out_path) = (a.k as usize, a.out.display());
+    let items = read_jsonl(&a.items, "id")?;
+    let queries = read_jsonl(&a.queries, "qid")?;
     let dir = crate::model_dir(opts);
     let read =
         |f: &str| std::fs::read(dir.join(f)).map_err(|e| format!("{}: {e}", dir.join(f).display()));
@@ -58,7 +56,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
     }
     m.call(|g, s| g.call_maintain(s, true))?;
     eprintln!("  ingested in {:.2}s (embedding excluded)", t.elapsed().as_secs_f64());
-    let mut out = std::fs::File::create(out_path).map_err(|e| format!("{out_path}: {e}"))?;
+    let mut out = std::fs::File::create(&a.out).map_err(|e| format!("{out_path}: {e}"))?;
     let t = Instant::now();
     for (q, v) in queries.iter().zip(&query_vecs) {
         let query = json!({"text": q.text, "k": k, "touch": false});

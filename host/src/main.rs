@@ -1,19 +1,13 @@
 //! `mnemo-host`: the mnemo component under wasmtime, on file-backed or SQLite-backed storage,
-//! with the `mnemo` CLI's commands (so any result can be reproduced under wasmtime).
+//! with the `mnemo` CLI's commands (so any result can be reproduced under wasmtime). The
+//! command line is `mnemo`'s own (`src/bin/mnemo/args.rs`, compiled in here) plus the host's
+//! options and `maintain`; run `mnemo-host --help`.
 //!
-//! ```text
-//! mnemo-host [--store DIR | --sqlite FILE] [--component FILE] [--model DIR] [--host-embedder]
-//!            [--ns NS] [--at ISO-8601] COMMAND …
-//!   remember TEXT [--outcome O] [--verdict V] [--agent A] [--tag T]…   ingest FILE.jsonl
-//!   recall TEXT [--k N] [--json]   timeline   maintain
-//!   fact set KEY VALUE [--source S] | fact get KEY | fact history KEY | fact rollback KEY V
-//!   rule add TEXT   rules
-//!   bench --items ITEMS.jsonl --queries QUERIES.jsonl --out RUN.jsonl [--k 100]
-//!   embed [--query] (one text a line on stdin)   compare A B… [--query]
-//! ```
 //! Texts are embedded by the component's own embedder (tract in wasm, from `--model`), or by
 //! the host's native one with `--host-embedder`.
 
+#[path = "../../src/bin/mnemo/args.rs"]
+mod args;
 mod bench;
 mod runtime;
 mod sqlite;
@@ -21,55 +15,57 @@ mod sqlite;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use args::{Command, Globals};
+use clap::{Args, Parser, Subcommand};
 use mnemo::store::file::FileStore;
 use mnemo::store::KvStore;
-use mnemo::time::parse_iso8601;
 use mnemo::{BertConfig, BertEmbedder};
 use runtime::Memory;
 use serde_json::{json, Value};
 
-/// Parsed command line: `--name value` options, repeatable, and the rest.
-pub struct Opts {
-    values: Vec<(String, String)>,
-    switches: Vec<String>,
-    rest: Vec<String>,
+/// The mnemo engine as a WebAssembly component under wasmtime, on a store directory or a SQLite
+/// file, with the commands of the `mnemo` tool.
+#[derive(Parser, Debug)]
+#[command(name = "mnemo-host", version, arg_required_else_help = true)]
+struct Cli {
+    #[command(flatten)]
+    opts: Opts,
+    #[command(subcommand)]
+    command: HostCommand,
 }
 
-const SWITCHES: [&str; 4] = ["json", "host-embedder", "timings", "query"];
+/// `mnemo`'s options and the host's own, all accepted before or after the command.
+#[derive(Args, Debug)]
+pub struct Opts {
+    #[command(flatten)]
+    pub g: Globals,
+    /// Store in this SQLite database file instead of the --store directory
+    #[arg(long, global = true, value_name = "FILE")]
+    pub sqlite: Option<String>,
+    /// The mnemo component to run [default:
+    /// $CARGO_TARGET_DIR/wasm32-wasip2/release/mnemo.wasm, built by tools/build-component]
+    #[arg(long, global = true, value_name = "FILE")]
+    pub component: Option<PathBuf>,
+    /// Embed texts with the host's native embedder instead of the component's own
+    #[arg(long, global = true)]
+    pub host_embedder: bool,
+    /// Print the time and peak memory of each start-up phase on stderr
+    #[arg(long, global = true)]
+    pub timings: bool,
+}
 
-impl Opts {
-    fn parse(args: &[String]) -> Result<Self, String> {
-        let mut o = Opts { values: Vec::new(), switches: Vec::new(), rest: Vec::new() };
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            match a.strip_prefix("--") {
-                Some(name) if SWITCHES.contains(&name) => o.switches.push(name.into()),
-                Some(name) => {
-                    let v = it.next().ok_or(format!("--{name} needs a value"))?;
-                    o.values.push((name.into(), v.clone()));
-                }
-                None => o.rest.push(a.clone()),
-            }
-        }
-        Ok(o)
-    }
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.values.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
-    }
-    fn all(&self, name: &str) -> Vec<&str> {
-        self.values.iter().filter(|(k, _)| k == name).map(|(_, v)| v.as_str()).collect()
-    }
-    fn has(&self, name: &str) -> bool {
-        self.switches.iter().any(|s| s == name)
-    }
+// Parsed once per run: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Subcommand, Debug)]
+enum HostCommand {
+    #[command(flatten)]
+    Mnemo(Command),
+    /// Seal the vector indexes and snapshot every loaded namespace now
+    Maintain,
 }
 
 pub fn model_dir(opts: &Opts) -> PathBuf {
-    opts.get("model").map(PathBuf::from).unwrap_or_else(|| {
-        std::env::var_os("MNEMO_MODEL_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("models/multilingual-e5-small-latin"))
-    })
+    opts.g.model_dir()
 }
 
 fn read(path: &std::path::Path) -> Result<Vec<u8>, String> {
@@ -77,7 +73,7 @@ fn read(path: &std::path::Path) -> Result<Vec<u8>, String> {
 }
 
 fn component_path(opts: &Opts) -> PathBuf {
-    opts.get("component").map(PathBuf::from).unwrap_or_else(|| {
+    opts.component.clone().unwrap_or_else(|| {
         let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
         PathBuf::from(target).join("wasm32-wasip2/release/mnemo.wasm")
     })
@@ -99,7 +95,7 @@ fn peak_rss_mb() -> f64 {
 
 /// Prints a phase's time with `--timings` (stderr).
 fn timing(opts: &Opts, what: &str, since: std::time::Instant) {
-    if opts.has("timings") {
+    if opts.timings {
         eprintln!(
             "timing {what}: {:.1} ms (peak RSS {:.0} MB)",
             since.elapsed().as_secs_f64() * 1e3,
@@ -132,7 +128,7 @@ pub fn open_bare(opts: &Opts, kv: Box<dyn KvStore + Send>) -> Result<Memory, Str
 pub fn open(opts: &Opts, kv: Box<dyn KvStore + Send>) -> Result<Memory, String> {
     let started = std::time::Instant::now();
     let dir = model_dir(opts);
-    let host_embedder = opts.has("host-embedder");
+    let host_embedder = opts.host_embedder;
     let native = if host_embedder {
         let e = BertEmbedder::from_bytes(
             &read(&dir.join("model.onnx"))?,
@@ -157,79 +153,72 @@ pub fn open(opts: &Opts, kv: Box<dyn KvStore + Send>) -> Result<Memory, String> 
 }
 
 fn store(opts: &Opts) -> Result<Box<dyn KvStore + Send>, String> {
-    match (opts.get("sqlite"), opts.get("store")) {
-        (Some(path), _) => {
-            Ok(Box::new(sqlite::SqliteStore::open(path).map_err(|e| e.to_string())?))
-        }
-        (None, dir) => {
-            Ok(Box::new(FileStore::open(dir.unwrap_or("mnemo-store")).map_err(|e| e.to_string())?))
-        }
+    match &opts.sqlite {
+        Some(path) => Ok(Box::new(sqlite::SqliteStore::open(path).map_err(|e| e.to_string())?)),
+        None => Ok(Box::new(FileStore::open(&opts.g.store).map_err(|e| e.to_string())?)),
     }
 }
 
-fn now(opts: &Opts) -> Result<i64, String> {
-    match opts.get("at") {
-        Some(t) => parse_iso8601(t).map_err(|e| e.to_string()),
-        None => Ok(std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64)),
+/// Prints the component's JSON: compact with `--json`, else indented for reading.
+fn print_json(opts: &Opts, s: &str) -> Result<(), String> {
+    if opts.g.json {
+        println!("{s}");
+        return Ok(());
     }
-}
-
-fn text(opts: &Opts, what: &str) -> Result<String, String> {
-    let t = opts.rest[1..].join(" ");
-    if t.trim().is_empty() {
-        return Err(format!("{what} needs a text"));
-    }
-    Ok(t)
-}
-
-fn print_json(s: &str) -> Result<(), String> {
     let v: Value = serde_json::from_str(s).map_err(|e| e.to_string())?;
     println!("{}", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?);
     Ok(())
 }
 
-fn run(opts: &Opts) -> Result<(), String> {
-    let cmd = opts.rest.first().map(String::as_str).ok_or("no command (see --help)")?;
-    if cmd == "bench" {
-        return bench::run(opts);
+fn main() -> ExitCode {
+    let cli: Cli = match args::parse("mnemo-host") {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
+    match run(&cli.opts, &cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mnemo-host: {e}");
+            ExitCode::FAILURE
+        }
     }
-    if cmd == "embed" || cmd == "compare" {
-        return embed(cmd, opts);
+}
+
+fn run(opts: &Opts, command: &HostCommand) -> Result<(), String> {
+    let command = match command {
+        HostCommand::Maintain => {
+            let mut m = open(opts, store(opts)?)?;
+            return print_json(opts, &m.call(|g, s| g.call_maintain(s, true))?);
+        }
+        HostCommand::Mnemo(c) => c,
+    };
+    match command {
+        Command::Bench(a) => return bench::run(opts, a),
+        Command::Embed(a) => return embed(opts, a),
+        Command::Compare(a) => return compare(opts, a),
+        // The component exports no call listing facts (wit/engine.wit): refuse before starting it.
+        Command::Facts(_) => {
+            return Err("facts: the component does not export a facts call yet (wit/engine.wit); \
+                 `mnemo facts` lists them from a --store directory"
+                .into())
+        }
+        _ => {}
     }
-    let ns = opts.get("ns").unwrap_or("default").to_string();
+    let ns = opts.g.ns.as_str();
+    let at = opts.g.now();
     let mut m = open(opts, store(opts)?)?;
-    let at = now(opts)?;
-    match cmd {
-        "remember" => {
-            let e = json!({
-                "text": text(opts, "remember")?, "createdAt": at, "outcome": opts.get("outcome"),
-                "verdict": opts.get("verdict"), "agent": opts.get("agent"), "tags": opts.all("tag"),
-            });
-            print_json(&m.call(|g, s| g.call_remember(s, &ns, &e.to_string(), None))?)?;
+    match command {
+        Command::Remember(a) => {
+            let e = a.episode(at)?.to_string();
+            print_json(opts, &m.call(|g, s| g.call_remember(s, ns, &e, None))?)?;
         }
-        "ingest" => {
-            let path = opts.rest.get(1).ok_or("ingest needs a JSONL file")?;
-            let body = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-            let mut kept = 0;
-            for (n, line) in body.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-                let r = m
-                    .call(|g, s| g.call_remember(s, &ns, line, None))
-                    .map_err(|e| format!("{path} line {}: {e}", n + 1))?;
-                kept += usize::from(r.contains("\"stored\":true"));
-            }
-            m.call(|g, s| g.call_maintain(s, false))?;
-            println!("ingested {kept} episodes into namespace {ns:?}");
-        }
-        "recall" => {
-            let k: u64 =
-                opts.get("k").map_or(Ok(5), str::parse).map_err(|_| "--k takes a number")?;
-            let q = json!({"text": text(opts, "recall")?, "k": k});
+        Command::Ingest(a) => ingest(opts, &mut m, a)?,
+        Command::Recall(a) => {
+            let q = a.json()?.to_string();
             let t = std::time::Instant::now();
-            let r = m.call(|g, s| g.call_recall(s, &ns, &q.to_string(), at, None))?;
+            let r = m.call(|g, s| g.call_recall(s, ns, &q, at, None))?;
             timing(opts, "first recall (namespace load + query embedding + recall)", t);
-            if opts.has("json") {
+            if opts.g.json {
                 println!("{r}");
             } else {
                 let v: Value = serde_json::from_str(&r).map_err(|e| e.to_string())?;
@@ -245,90 +234,123 @@ fn run(opts: &Opts) -> Result<(), String> {
                 }
             }
         }
-        "timeline" => print_json(&m.call(|g, s| g.call_timeline(s, &ns, i64::MAX, 1000))?)?,
-        "maintain" => print_json(&m.call(|g, s| g.call_maintain(s, true))?)?,
-        "fact" => {
-            let a: Vec<&str> = opts.rest.iter().skip(1).map(String::as_str).collect();
-            match a.as_slice() {
-                ["set", key, value] => {
-                    let f = json!({"key": key, "value": value, "source": opts.get("source").unwrap_or("explicit")});
-                    print_json(&m.call(|g, s| g.call_set_fact(s, &ns, &f.to_string(), at))?)?;
-                }
-                ["get", key] => print_json(&m.call(|g, s| g.call_fact(s, &ns, key, at, false))?)?,
-                ["history", key] => print_json(&m.call(|g, s| g.call_fact_history(s, &ns, key))?)?,
-                ["rollback", key, v] => {
-                    let v: u32 = v.parse().map_err(|_| "the version is a number")?;
-                    println!(
-                        "now version {}",
-                        m.call(|g, s| g.call_rollback_fact(s, &ns, key, v, at))?
-                    );
-                }
-                _ => {
-                    return Err(
-                        "fact set KEY VALUE | get KEY | history KEY | rollback KEY VERSION".into()
-                    )
-                }
+        Command::Timeline(a) => print_json(
+            opts,
+            &m.call(|g, s| g.call_timeline(s, ns, at.saturating_add(1), a.limit))?,
+        )?,
+        Command::Fact(args::Fact::Set(f)) => {
+            let f = f.json().to_string();
+            print_json(opts, &m.call(|g, s| g.call_set_fact(s, ns, &f, at))?)?;
+        }
+        Command::Fact(args::Fact::Get { key, all }) => {
+            print_json(opts, &m.call(|g, s| g.call_fact(s, ns, key, at, *all))?)?
+        }
+        Command::Fact(args::Fact::History { key }) => {
+            print_json(opts, &m.call(|g, s| g.call_fact_history(s, ns, key))?)?
+        }
+        Command::Fact(args::Fact::Rollback { key, version }) => {
+            let v = m.call(|g, s| g.call_rollback_fact(s, ns, key, *version, at))?;
+            if opts.g.json {
+                println!("{}", json!({"version": v}));
+            } else {
+                println!("now version {v}");
             }
         }
-        "rule" if opts.rest.get(1).map(String::as_str) == Some("add") => {
-            let t = opts.rest[2..].join(" ");
-            println!("rule {}", m.call(|g, s| g.call_add_rule(s, &ns, &t, "active", at))?);
+        Command::Rule(args::Rule::Add { text, status }) => {
+            let t = args::joined(text, "rule add")?;
+            let name = json!(status).as_str().unwrap_or("active").to_string();
+            let id = m.call(|g, s| g.call_add_rule(s, ns, &t, &name, at))?;
+            if opts.g.json {
+                println!("{}", json!({"id": id, "status": status}));
+            } else {
+                println!("rule {id}");
+            }
         }
-        "rules" => print_json(&m.call(|g, s| g.call_rules(s, &ns, &[]))?)?,
-        other => return Err(format!("unknown command {other:?}")),
+        Command::Rules(a) => {
+            let statuses = a.status_names();
+            print_json(opts, &m.call(|g, s| g.call_rules(s, ns, &statuses))?)?
+        }
+        Command::Bench(_) | Command::Embed(_) | Command::Compare(_) | Command::Facts(_) => {}
     }
     Ok(())
 }
 
-/// `embed`: stdin lines to JSON vectors; `compare`: cosine and stance of A against the others.
-fn embed(cmd: &str, opts: &Opts) -> Result<(), String> {
-    use mnemo::embed::{cosine, polarity, Polarity};
+/// One component `remember` per JSONL line, then a maintenance pass.
+fn ingest(opts: &Opts, m: &mut Memory, a: &args::Ingest) -> Result<(), String> {
+    let (ns, path) = (opts.g.ns.as_str(), a.file.display());
+    let body = std::fs::read_to_string(&a.file).map_err(|e| format!("{path}: {e}"))?;
+    let (mut kept, mut dropped) = (0, 0);
+    for (n, line) in body.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let r = m
+            .call(|g, s| g.call_remember(s, ns, line, None))
+            .map_err(|e| format!("{path} line {}: {e}", n + 1))?;
+        if r.contains("\"stored\":true") {
+            kept += 1;
+        } else {
+            dropped += 1;
+        }
+    }
+    m.call(|g, s| g.call_maintain(s, false))?;
+    if opts.g.json {
+        println!("{}", json!({"ns": ns, "ingested": kept, "discarded": dropped}));
+    } else {
+        println!("ingested {kept} episodes into namespace {ns:?}");
+    }
+    Ok(())
+}
+
+/// One vector per stdin line (with `--json`, one array of them at the end).
+fn embed(opts: &Opts, a: &args::Embed) -> Result<(), String> {
     use std::io::BufRead;
     let mut m = open(opts, Box::new(mnemo::store::MemoryStore::new()))?;
-    let query = opts.has("query");
-    if cmd == "embed" {
-        for (n, line) in std::io::stdin().lock().lines().enumerate() {
-            let line = line.map_err(|e| format!("stdin line {}: {e}", n + 1))?;
-            let v = m.call(|g, s| g.call_embed(s, std::slice::from_ref(&line), query))?;
-            println!("{}", serde_json::to_string(&v[0]).map_err(|e| e.to_string())?);
+    let mut all = Vec::new();
+    for (n, line) in std::io::stdin().lock().lines().enumerate() {
+        let line = line.map_err(|e| format!("stdin line {}: {e}", n + 1))?;
+        let mut v = m.call(|g, s| g.call_embed(s, std::slice::from_ref(&line), a.query))?;
+        let v = v.pop().ok_or("the component returned no vector")?;
+        if opts.g.json {
+            all.push(v);
+        } else {
+            println!("{}", serde_json::to_string(&v).map_err(|e| e.to_string())?);
         }
+    }
+    if opts.g.json {
+        println!("{}", json!(all));
+    }
+    Ok(())
+}
+
+/// Cosine and stance of text A against each of the others.
+fn compare(opts: &Opts, a: &args::Compare) -> Result<(), String> {
+    use mnemo::embed::{cosine, polarity, Polarity};
+    let (first, others) = a.split()?;
+    let mut m = open(opts, Box::new(mnemo::store::MemoryStore::new()))?;
+    let v = m.call(|g, s| g.call_embed(s, &a.texts, a.query))?;
+    if v.len() != a.texts.len() {
+        return Err(format!(
+            "the component returned {} vectors for {} texts",
+            v.len(),
+            a.texts.len()
+        ));
+    }
+    let pa = Polarity::of(first);
+    let rows = others.iter().zip(&v[1..]).map(|(b, vb)| {
+        let (c, pb) = (cosine(&v[0], vb), Polarity::of(b));
+        (b, c, pb, polarity::stance(c, pa, pb, polarity::DEFAULT_SAME_TOPIC))
+    });
+    if opts.g.json {
+        let against: Vec<Value> = rows
+            .map(|(b, c, p, s)| {
+                json!({"text": b, "cosine": c, "polarity": format!("{p:?}"), "stance": format!("{s:?}")})
+            })
+            .collect();
+        let doc = json!({"text": first, "polarity": format!("{pa:?}"), "against": against});
+        println!("{doc}");
         return Ok(());
     }
-    let texts: Vec<String> = opts.rest[1..].to_vec();
-    if texts.len() < 2 {
-        return Err("compare needs at least two texts".into());
-    }
-    let v = m.call(|g, s| g.call_embed(s, &texts, query))?;
-    let pa = Polarity::of(&texts[0]);
-    println!("A: {:?} ({pa:?})", texts[0]);
-    for (b, vb) in texts[1..].iter().zip(&v[1..]) {
-        let (c, pb) = (cosine(&v[0], vb), Polarity::of(b));
-        let s = polarity::stance(c, pa, pb, polarity::DEFAULT_SAME_TOPIC);
+    println!("A: {first:?} ({pa:?})");
+    for (b, c, pb, s) in rows {
         println!("  cosine {c:.3}  {:<10} {:<9} {b:?}", format!("{pb:?}"), format!("{s:?}"));
     }
     Ok(())
-}
-
-fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--help" || a == "-h") || args.is_empty() {
-        println!(
-            "{}",
-            include_str!("main.rs")
-                .lines()
-                .skip(3)
-                .take(9)
-                .map(|l| l.trim_start_matches("//! "))
-                .collect::<Vec<_>>()
-                .join("\n")
-        );
-        return ExitCode::SUCCESS;
-    }
-    match Opts::parse(&args).and_then(|o| run(&o)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("mnemo-host: {e}");
-            ExitCode::FAILURE
-        }
-    }
 }

@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::Path;
 use std::time::Instant;
 
 use mnemo::engine::WritePolicy;
@@ -10,7 +9,7 @@ use mnemo::record::Episode;
 use mnemo::store::MemoryStore;
 use mnemo::{Config, Embedder, Engine, Query, Remembered, Role};
 
-use crate::Opts;
+use crate::args::{self, Globals};
 use mnemo::bench::{read_jsonl, Line};
 
 fn embed_all(
@@ -36,15 +35,13 @@ fn embed_all(
     Ok(out)
 }
 
-pub fn run(opts: &Opts) -> Result<(), String> {
-    let need = |name: &str| opts.get(name).ok_or_else(|| format!("bench needs --{name} FILE"));
-    let items = read_jsonl(Path::new(need("items")?), "id")?;
-    let queries = read_jsonl(Path::new(need("queries")?), "qid")?;
-    let out_path = need("out")?;
-    let k: usize =
-        opts.get("k").map_or(Ok(100), |s| s.parse()).map_err(|_| "--k takes a number")?;
+pub fn run(g: &Globals, a: &args::Bench) -> Result<(), String> {
+    let items = read_jsonl(&a.items, "id")?;
+    let queries = read_jsonl(&a.queries, "qid")?;
+    let out_path = a.out.display();
+    let k = a.k as usize;
     eprintln!("mnemo bench: {} items, {} queries, k={k}", items.len(), queries.len());
-    let mut embedder = crate::load(&opts.model)?;
+    let mut embedder = crate::load(&g.model_dir())?;
     let item_vecs = embed_all(&mut embedder, &items, Role::Passage, "items")?;
     let query_vecs = embed_all(&mut embedder, &queries, Role::Query, "queries")?;
     let config = Config {
@@ -71,7 +68,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
     }
     engine.maintain(true).map_err(|e| e.to_string())?;
     eprintln!("  ingested in {:.2}s (embedding excluded)", t.elapsed().as_secs_f64());
-    let mut out = std::fs::File::create(out_path).map_err(|e| format!("{out_path}: {e}"))?;
+    let mut out = std::fs::File::create(&a.out).map_err(|e| format!("{out_path}: {e}"))?;
     let t = Instant::now();
     for (q, v) in queries.iter().zip(&query_vecs) {
         let mut query = Query::new(q.text.clone(), k);

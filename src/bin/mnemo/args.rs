@@ -1,0 +1,347 @@
+//! The command line shared by `mnemo` and `mnemo-host`: the options every command takes and
+//! one struct per command. `mnemo-host` compiles this very file (`#[path]`), so the two tools
+//! cannot drift apart and the library does not depend on clap.
+//!
+//! To add a command: a variant in [`Command`] with a doc comment (its `--help` line), a struct
+//! for its arguments, and its arm in each binary's `run`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use mnemo::record::{Outcome, Policy, RuleStatus, Source};
+use mnemo::time::DAY;
+use serde_json::{json, Value};
+
+/// The largest `--k`: recall sizes its result lists by k, so an absurd k is refused up front.
+pub const MAX_K: u64 = 10_000;
+
+/// Options every command takes, before or after the command's name.
+#[derive(Args, Debug)]
+pub struct Globals {
+    /// Directory of the memory store (created when missing)
+    #[arg(long, global = true, value_name = "DIR", default_value = "mnemo-store")]
+    pub store: PathBuf,
+    /// Namespace to work in: one user's or one agent's memories, kept apart from the others
+    #[arg(long, global = true, value_name = "NAME", default_value = "default")]
+    pub ns: String,
+    /// Embedding model directory (model.onnx + tokenizer.json) [default: $MNEMO_MODEL_DIR, else
+    /// models/multilingual-e5-small-latin]
+    #[arg(long, global = true, value_name = "DIR")]
+    model: Option<PathBuf>,
+    /// Act as if it were this time instead of now (ISO-8601: 2024-03-05 or
+    /// 2024-03-05T14:30:00Z)
+    #[arg(long, global = true, value_name = "ISO-8601", value_parser = mnemo::time::parse_iso8601)]
+    pub at: Option<i64>,
+    /// Print the result as one JSON document on stdout instead of text
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+impl Globals {
+    /// `--model`, else `$MNEMO_MODEL_DIR`, else the default model's directory.
+    pub fn model_dir(&self) -> PathBuf {
+        self.model.clone().unwrap_or_else(|| {
+            std::env::var_os("MNEMO_MODEL_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("models/multilingual-e5-small-latin"))
+        })
+    }
+
+    /// `--at`, else the clock (ms since the Unix epoch).
+    pub fn now(&self) -> i64 {
+        self.at.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64)
+        })
+    }
+}
+
+/// The commands of both tools (`mnemo-host` adds its own next to these).
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Embed one text per stdin line and print one JSON unit vector per line
+    Embed(Embed),
+    /// Compare text A with each text B: cosine similarity, polarity and stance
+    Compare(Compare),
+    /// Benchmark retrieval: store JSONL items, answer JSONL queries, write ranked ids
+    Bench(Bench),
+    /// Store one episode (something that happened) in the namespace
+    Remember(Remember),
+    /// Store every episode of a JSONL file, one JSON object per line
+    Ingest(Ingest),
+    /// Find the episodes that best answer a query, each with its score explained
+    Recall(Recall),
+    /// List the latest episodes, oldest first, with their decay
+    Timeline(Timeline),
+    /// Set, read, trace or roll back one fact (a key with a versioned value)
+    #[command(subcommand)]
+    Fact(Fact),
+    /// List the facts that hold now
+    Facts(Facts),
+    /// Add a rule (an instruction injected into the agent's context)
+    #[command(subcommand)]
+    Rule(Rule),
+    /// List the rules
+    Rules(Rules),
+}
+
+/// Joins a command's words into its text; refuses a blank one.
+pub fn joined(words: &[String], what: &str) -> Result<String, String> {
+    let t = words.join(" ");
+    if t.trim().is_empty() {
+        return Err(format!("{what} needs a text"));
+    }
+    Ok(t)
+}
+
+#[derive(Args, Debug)]
+pub struct Embed {
+    /// Embed the texts as search queries instead of as passages to be found
+    #[arg(long)]
+    pub query: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct Compare {
+    /// Text A, then the texts to compare it with
+    #[arg(value_name = "TEXT", required = true)]
+    pub texts: Vec<String>,
+    /// Embed the texts as search queries instead of as passages
+    #[arg(long)]
+    pub query: bool,
+}
+
+impl Compare {
+    /// A and the others (at least one).
+    pub fn split(&self) -> Result<(&String, &[String]), String> {
+        match self.texts.split_first() {
+            Some((a, others)) if !others.is_empty() => Ok((a, others)),
+            _ => Err("compare needs at least two texts".into()),
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct Bench {
+    /// Items to store, one {"id","ns","ts","text"} per line
+    #[arg(long, value_name = "ITEMS.jsonl")]
+    pub items: PathBuf,
+    /// Queries to answer, one {"qid","ns","ts","text"} per line
+    #[arg(long, value_name = "QUERIES.jsonl")]
+    pub queries: PathBuf,
+    /// Where to write one {"qid","ranked":[ids]} per line
+    #[arg(long, value_name = "RUN.jsonl")]
+    pub out: PathBuf,
+    /// How many ids to rank per query (at most 10000)
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=MAX_K))]
+    pub k: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct Remember {
+    /// What happened (several words are joined with spaces; put `--` before a text that starts
+    /// with `-`)
+    #[arg(value_name = "TEXT", required = true)]
+    pub text: Vec<String>,
+    /// How it ended: success, failure, partial or unknown
+    #[arg(long)]
+    pub outcome: Option<Outcome>,
+    /// The lesson learnt, in a few words
+    #[arg(long)]
+    pub verdict: Option<String>,
+    /// The agent that acted
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// The kind of event (e.g. tool_call, message)
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// The tool in use (git, npm, sql…)
+    #[arg(long)]
+    pub tool: Option<String>,
+    /// The stage of the task (e.g. build, deploy)
+    #[arg(long)]
+    pub stage: Option<String>,
+    /// The class of error met (e.g. lockfile, timeout)
+    #[arg(long)]
+    pub error_class: Option<String>,
+    /// An entity it is about (repeatable)
+    #[arg(long = "entity", value_name = "ENTITY")]
+    pub entities: Vec<String>,
+    /// A tag (repeatable)
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+}
+
+impl Remember {
+    /// The episode as the engine's JSON (`record::json`), created at `at`.
+    pub fn episode(&self, at: i64) -> Result<Value, String> {
+        Ok(json!({
+            "text": joined(&self.text, "remember")?, "createdAt": at,
+            "outcome": self.outcome, "verdict": self.verdict, "agent": self.agent,
+            "kind": self.kind, "tool": self.tool, "stage": self.stage,
+            "error_class": self.error_class, "entities": self.entities, "tags": self.tags,
+        }))
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct Ingest {
+    /// JSONL file, one episode per line: {ts, text, outcome, verdict, agent, tool, tags, …}
+    #[arg(value_name = "FILE.jsonl")]
+    pub file: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct Recall {
+    /// What to recall, in words (several words are joined with spaces)
+    #[arg(value_name = "QUERY", required = true)]
+    pub query: Vec<String>,
+    /// How many episodes to return (at most 10000)
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=MAX_K))]
+    pub k: u64,
+}
+
+impl Recall {
+    /// The query as the engine's JSON.
+    pub fn json(&self) -> Result<Value, String> {
+        Ok(json!({"text": joined(&self.query, "recall")?, "k": self.k}))
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct Timeline {
+    /// How many episodes to list
+    #[arg(long, default_value_t = 20)]
+    pub limit: u32,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Fact {
+    /// Write a new version of a fact (unless a stronger source holds it)
+    Set(FactSet),
+    /// Show the fact that holds now
+    Get {
+        /// The fact's key
+        key: String,
+        /// Include a fact below the confidence threshold
+        #[arg(long)]
+        all: bool,
+    },
+    /// Show every version of a fact, oldest first
+    History {
+        /// The fact's key
+        key: String,
+    },
+    /// Make an old version of a fact current again (as a new version)
+    Rollback {
+        /// The fact's key
+        key: String,
+        /// The version to restore (see `fact history`)
+        version: u32,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct FactSet {
+    /// The fact's key (e.g. language, billing.currency)
+    pub key: String,
+    /// Its value (several words are joined with spaces)
+    #[arg(value_name = "VALUE", required = true)]
+    pub value: Vec<String>,
+    /// Who says so: explicit (the user), admin or implicit (inferred); a weaker source never
+    /// overwrites a stronger one
+    #[arg(long, default_value = "explicit")]
+    pub source: Source,
+    /// Confidence, 0 to 1
+    #[arg(long, default_value_t = 1.0)]
+    pub confidence: f32,
+    /// When it may be shown to the model: auto-inject, sensitive or never-inject
+    #[arg(long, default_value = "auto-inject")]
+    pub policy: Policy,
+    /// Let the fact expire after this many days
+    #[arg(long, value_name = "DAYS")]
+    pub ttl_days: Option<f64>,
+}
+
+impl FactSet {
+    /// The value, words joined.
+    pub fn value(&self) -> String {
+        self.value.join(" ")
+    }
+
+    /// `--ttl-days` in ms.
+    pub fn ttl_ms(&self) -> Option<i64> {
+        self.ttl_days.map(|d| (d * DAY as f64) as i64)
+    }
+
+    /// The fact as the engine's JSON (`set_fact_json`).
+    pub fn json(&self) -> Value {
+        json!({
+            "key": self.key, "value": self.value(), "source": self.source,
+            "confidence": self.confidence, "policy": self.policy, "ttlMs": self.ttl_ms(),
+        })
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct Facts {
+    /// Include facts below the confidence threshold
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Rule {
+    /// Add a rule
+    Add {
+        /// The rule, as it will be injected (several words are joined with spaces)
+        #[arg(value_name = "TEXT", required = true)]
+        text: Vec<String>,
+        /// candidate (proposed, not injected) or active (injected)
+        #[arg(long, default_value = "active")]
+        status: RuleStatus,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct Rules {
+    /// Include candidate and demoted rules, not only active ones
+    #[arg(long)]
+    pub all: bool,
+}
+
+impl Rules {
+    /// The statuses to list (empty: every status).
+    pub fn statuses(&self) -> Vec<RuleStatus> {
+        if self.all {
+            Vec::new()
+        } else {
+            vec![RuleStatus::Active]
+        }
+    }
+
+    /// [`Rules::statuses`] by name, for the JSON calls.
+    pub fn status_names(&self) -> Vec<String> {
+        self.statuses().iter().map(|s| json!(s).as_str().unwrap_or_default().to_string()).collect()
+    }
+}
+
+/// Parses the command line (`std::env::args_os`, so a non-UTF-8 argument is an error, not a
+/// panic). `--help` and `--version` print on stdout and end with success; a usage error prints
+/// on stderr as `PROG: message` and ends with exit code 1, like every other error.
+pub fn parse<C: clap::Parser>(prog: &str) -> Result<C, ExitCode> {
+    C::try_parse_from(std::env::args_os()).map_err(|e| {
+        if !e.use_stderr() {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        let msg = e.render().to_string();
+        match msg.strip_prefix("error: ") {
+            Some(m) => eprint!("{prog}: {m}"),
+            None => eprint!("{msg}"),
+        }
+        ExitCode::FAILURE
+    })
+}
