@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use common::hash_embed::HashEmbedder;
 use mnemo::learn::pattern::Pattern;
 use mnemo::learn::trace::{expected, trace};
-use mnemo::record::{Episode, ObservationStatus, Outcome, RuleStatus, Status};
+use mnemo::record::{Episode, Outcome, RuleStatus, Status};
 use mnemo::store::{KvStore, MemoryStore};
 use mnemo::time::{parse_iso8601, DAY};
 use mnemo::{BertConfig, BertEmbedder, Config, Engine, Query};
@@ -315,5 +315,4 @@ fn bad_signals_change_nothing() {
     assert_eq!(e.signal_json(NS, &huge.to_string()).unwrap_err().code(), "INVALID_INPUT");
     assert!(e.store().scan(b"u/", None, 10).unwrap().is_empty());
     assert!(e.feedback(NS, 99, true, 0).is_err());
-    let _ = ObservationStatus::Open;
 }

@@ -59,12 +59,8 @@ impl<S: KvStore> Engine<S> {
         let nsc = Namespace::new(ns)?;
         let mut o = self.observation(ns, id)?;
         let mut batch = Batch::new();
-        let mut fb = Feedback {
-            observation: o.clone(),
-            demoted_rules: Vec::new(),
-            rejected_episodes: Vec::new(),
-            reverse_signal: None,
-        };
+        let (mut demoted_rules, mut rejected_episodes, mut reverse_signal) =
+            (Vec::new(), Vec::new(), None);
         let mut staged = Vec::new();
         if right {
             if o.status == ObservationStatus::Rejected {
@@ -86,19 +82,19 @@ impl<S: KvStore> Engine<S> {
                         rule.status = RuleStatus::Demoted;
                         rule.updated_at = now;
                         batch.put(key, rule.encode());
-                        fb.demoted_rules.push(rule_id);
+                        demoted_rules.push(rule_id);
                     }
                 }
             }
             for sid in &o.support {
                 let Some(s) = self.signal_by_id(ns, *sid)? else { continue };
                 let Some(e) = s.episode else { continue };
-                if fb.rejected_episodes.contains(&e) {
+                if rejected_episodes.contains(&e) {
                     continue;
                 }
                 match self.stage_status(&nsc, e, Status::Rejected, &mut batch) {
                     Ok(ep) => {
-                        fb.rejected_episodes.push(e);
+                        rejected_episodes.push(e);
                         staged.push(ep);
                     }
                     Err(err) if err.code() == "NOT_FOUND" => {}
@@ -123,16 +119,15 @@ impl<S: KvStore> Engine<S> {
                 texts: None,
             };
             batch.put(nsc.key(Table::Signal, &reverse.id.to_be_bytes()), reverse.encode());
-            fb.reverse_signal = Some(reverse.id);
+            reverse_signal = Some(reverse.id);
         }
         o.updated_at = now;
         batch.put(nsc.key(Table::Observation, &id.to_be_bytes()), o.encode());
-        self.store.write(&batch)?;
+        self.write_rules(&nsc, &batch)?;
         for ep in staged {
             self.apply_status(&nsc, ep)?;
         }
-        fb.observation = o;
-        Ok(fb)
+        Ok(Feedback { observation: o, demoted_rules, rejected_episodes, reverse_signal })
     }
 
     /// Promotes every observation that qualifies (see the module docs); one batch each.
@@ -189,7 +184,7 @@ impl<S: KvStore> Engine<S> {
             updated.rule = Some(id);
             updated.updated_at = now;
             batch.put(nsc.key(Table::Observation, &o.id.to_be_bytes()), updated.encode());
-            self.store.write(&batch)?;
+            self.write_rules(&nsc, &batch)?;
             out.push(Promoted { rule: id, observation: o.id, replaced });
         }
         Ok(out)

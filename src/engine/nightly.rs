@@ -1,4 +1,5 @@
-//! The nightly job: the learning loop's steps in seed 000's order, resumable under a work
+//! The nightly job: the learning loop's steps in order (compaction before detection, so the
+//! detector reads summarised timelines), resumable under a work
 //! budget.
 //!
 //! Steps: consolidate observations (merge identical patterns and near-duplicates) → detect
@@ -17,20 +18,20 @@
 //! `Table::Learning/c/<i:u32 BE>` (kind 13: raw bytes), the postcard encoding of the run's
 //! state, cut into chunks of at most `Config::snapshot_chunk` bytes.
 
+use std::collections::BTreeSet;
+
 use serde::{Deserialize, Serialize};
 
 use super::observe::load_observations;
-use super::signals::scan_signals;
 use super::Engine;
 use crate::embed::cosine;
 use crate::error::{Error, Result};
 use crate::learn::detect::Detector;
 use crate::learn::pattern::Pattern;
 use crate::record::episode::decode_vector;
-use crate::record::{ObservationStatus, SignalKind};
+use crate::record::ObservationStatus;
 use crate::store::codec::{open, seal, Reader, Writer};
 use crate::store::{Batch, KvStore, Namespace, Table};
-use crate::time::DAY;
 
 const HEAD_KIND: u8 = 14;
 const CHUNK_KIND: u8 = 13;
@@ -61,7 +62,7 @@ struct State {
     step: NightlyStep,
     cursor: Option<u64>,
     detector: Detector,
-    reverse: Vec<String>,
+    reverse: BTreeSet<String>,
     report: Nightly,
 }
 
@@ -139,7 +140,9 @@ impl<S: KvStore> Engine<S> {
     /// units (`None`: run to the end). See the module docs.
     pub fn nightly(&mut self, ns: &str, now: i64, budget: Option<u64>) -> Result<Nightly> {
         let nsc = Namespace::new(ns)?;
-        let (mut st, old_chunks) = match read_state(&self.store, &nsc)? {
+        let stored = read_state(&self.store, &nsc)?;
+        let resumed = stored.is_some();
+        let (mut st, old_chunks) = match stored {
             Some((st, chunks)) => (st, chunks),
             None => (
                 State {
@@ -147,7 +150,7 @@ impl<S: KvStore> Engine<S> {
                     step: NightlyStep::Consolidate,
                     cursor: None,
                     detector: Detector::new(),
-                    reverse: Vec::new(),
+                    reverse: BTreeSet::new(),
                     report: Nightly { now, ..Nightly::default() },
                 },
                 0,
@@ -156,7 +159,6 @@ impl<S: KvStore> Engine<S> {
         let budget = budget.unwrap_or(u64::MAX).max(1);
         let mut work = 0u64;
         let run_now = st.now;
-        let from = run_now.saturating_sub(self.config.learning.window_days * DAY);
         while st.step != NightlyStep::Done && work < budget {
             match st.step {
                 NightlyStep::Consolidate => {
@@ -167,29 +169,19 @@ impl<S: KvStore> Engine<S> {
                 }
                 NightlyStep::Behaviours | NightlyStep::Conditions => {
                     let limit = (budget - work).clamp(1, 4096) as usize;
-                    let det = &mut st.detector;
-                    let reverse = &mut st.reverse;
-                    let pass1 = st.step == NightlyStep::Behaviours;
-                    let (n, last) = scan_signals(
-                        &self.store,
+                    let (n, last) = self.feed(
                         &nsc,
-                        from,
-                        run_now.saturating_add(1),
+                        run_now,
+                        &mut st.detector,
+                        &mut st.reverse,
                         st.cursor,
                         limit,
-                        |s| {
-                            if pass1 && s.kind == SignalKind::Reverse {
-                                reverse.push(s.detail.clone());
-                            }
-                            det.feed(&s);
-                            Ok(())
-                        },
                     )?;
                     work += n as u64;
                     st.report.signals_read += n as u64;
                     if n < limit {
                         st.cursor = None;
-                        if pass1 {
+                        if st.step == NightlyStep::Behaviours {
                             st.detector.start_pass2();
                             st.step = NightlyStep::Conditions;
                         } else {
@@ -200,12 +192,8 @@ impl<S: KvStore> Engine<S> {
                     }
                 }
                 NightlyStep::Write => {
-                    let mut blocked =
-                        super::observe::blocked(&load_observations(&self.store, &nsc)?);
-                    blocked.extend(st.reverse.iter().cloned());
-                    let found = st.detector.finish(&blocked);
-                    work += found.len() as u64 + 1;
-                    let r = self.write_found(ns, found, &st.detector, run_now)?;
+                    let r = self.write_found(ns, &st.detector, &st.reverse, run_now)?;
+                    work += r.found as u64 + 1;
                     st.report.inserted.extend(r.inserted);
                     st.report.updated.extend(r.updated);
                     st.detector = Detector::new();
@@ -243,7 +231,7 @@ impl<S: KvStore> Engine<S> {
             let mut w = Writer::new();
             w.u32(chunks).u64(bytes.len() as u64);
             batch.put(head_key(&nsc), seal(HEAD_KIND, &w.finish()));
-        } else if old_chunks > 0 || self.store.get(&head_key(&nsc))?.is_some() {
+        } else if resumed {
             batch.delete(head_key(&nsc));
         }
         for i in chunks..old_chunks {

@@ -17,6 +17,7 @@ use super::space::scan_all;
 use super::Engine;
 use crate::embed::{cosine, Role};
 use crate::error::{Error, Result};
+use crate::learn::confidence::Confidence;
 use crate::learn::detect::{Detector, Found};
 use crate::learn::pattern::Pattern;
 use crate::learn::phrasing;
@@ -101,41 +102,52 @@ impl<S: KvStore> Engine<S> {
     /// writes what it found (see the module docs).
     pub fn observe(&mut self, ns: &str, now: i64) -> Result<Observed> {
         let nsc = Namespace::new(ns)?;
-        let from = now.saturating_sub(self.config.learning.window_days * DAY);
         let mut det = Detector::new();
         let mut reverse = BTreeSet::new();
-        let (n, _) =
-            scan_signals(&self.store, &nsc, from, now.saturating_add(1), None, usize::MAX, |s| {
-                if s.kind == SignalKind::Reverse {
-                    reverse.insert(s.detail.clone());
-                }
-                det.feed(&s);
-                Ok(())
-            })?;
+        let (n, _) = self.feed(&nsc, now, &mut det, &mut reverse, None, usize::MAX)?;
         det.start_pass2();
-        scan_signals(&self.store, &nsc, from, now.saturating_add(1), None, usize::MAX, |s| {
-            det.feed(&s);
-            Ok(())
-        })?;
-        let mut blocked_keys = blocked(&load_observations(&self.store, &nsc)?);
-        blocked_keys.extend(reverse);
-        let found = det.finish(&blocked_keys);
-        let mut r = self.write_found(ns, found, &det, now)?;
+        self.feed(&nsc, now, &mut det, &mut reverse, None, usize::MAX)?;
+        let mut r = self.write_found(ns, &det, &reverse, now)?;
         r.signals = n;
         Ok(r)
     }
 
-    /// Writes the detector's findings (strongest first); see the module docs.
+    /// Feeds the detector's current pass up to `limit` signals of the window before `now`,
+    /// after signal `after`; collects the patterns reverse signals block. Returns how many
+    /// were read and the last id.
+    pub(crate) fn feed(
+        &self,
+        ns: &Namespace,
+        now: i64,
+        det: &mut Detector,
+        reverse: &mut BTreeSet<String>,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<(usize, Option<u64>)> {
+        let from = now.saturating_sub(self.config.learning.window_days * DAY);
+        scan_signals(&self.store, ns, from, now.saturating_add(1), after, limit, |s| {
+            if s.kind == SignalKind::Reverse {
+                reverse.insert(s.detail.clone());
+            }
+            det.feed(&s);
+            Ok(())
+        })
+    }
+
+    /// Takes the detector's findings, strongest first, past the patterns the user rejected
+    /// (and those `reverse` signals name), and writes them; see the module docs.
     pub(crate) fn write_found(
         &mut self,
         ns: &str,
-        found: Vec<Found>,
         det: &Detector,
+        reverse: &BTreeSet<String>,
         now: i64,
     ) -> Result<Observed> {
         let nsc = Namespace::new(ns)?;
         let mut existing = load_observations(&self.store, &nsc)?;
-        let blocked_keys = blocked(&existing);
+        let mut blocked_keys = blocked(&existing);
+        blocked_keys.extend(reverse.iter().cloned());
+        let found = det.finish(&blocked_keys);
         let mut next = existing.iter().map(|o| o.id).max().unwrap_or(0) + 1;
         let mut r = Observed { found: found.len(), ..Observed::default() };
         for f in found {
@@ -249,7 +261,7 @@ impl<S: KvStore> Engine<S> {
                     encode_vector(&model, v),
                 );
             }
-            self.store.write(&batch)?;
+            self.write_rules(&nsc, &batch)?;
             match target {
                 Some(i) => {
                     r.updated.push(o.id);
@@ -272,10 +284,9 @@ impl<S: KvStore> Engine<S> {
                 continue;
             }
             let Some(p) = Pattern::parse(&o.pattern) else { continue };
-            let (counts, consistency, counted) = match det.recount(&p) {
-                Some(f) => (f.counts, f.consistency, f.confidence),
-                None => (Default::default(), 0.0, crate::learn::confidence::Confidence::Low),
-            };
+            let (counts, counted) =
+                det.recount(&p).unwrap_or((Default::default(), Confidence::Low));
+            let consistency = counts.occurrences as f32 / counts.opportunities.max(1) as f32;
             if o.counted == counted
                 && o.occurrences == counts.occurrences
                 && o.opportunities == counts.opportunities
@@ -291,7 +302,7 @@ impl<S: KvStore> Engine<S> {
             let mut batch = Batch::new();
             self.stage_collapse(&nsc, o, now, &mut batch)?;
             batch.put(obs_key(&nsc, o.id), o.encode());
-            self.store.write(&batch)?;
+            self.write_rules(&nsc, &batch)?;
             r.updated.push(o.id);
         }
         Ok(r)
@@ -307,8 +318,7 @@ impl<S: KvStore> Engine<S> {
         now: i64,
         batch: &mut Batch,
     ) -> Result<()> {
-        let (Some(rule_id), crate::learn::confidence::Confidence::Low) = (o.rule, o.confidence())
-        else {
+        let (Some(rule_id), Confidence::Low) = (o.rule, o.confidence()) else {
             return Ok(());
         };
         let key = ns.key(Table::Rule, &rule_id.to_be_bytes());

@@ -83,26 +83,49 @@ pub struct OutcomeReport {
     pub entries: Vec<EntryReport>,
 }
 
-/// The retrieval record for a recall at `now` and its id.
+/// The retrieval record for a recall at `now` that returned `episodes` while `rules` were
+/// active, and its id.
 pub(crate) fn log_retrieval(
     store: &impl KvStore,
     ns: &Namespace,
     now: i64,
     episodes: Vec<u64>,
+    rules: Vec<u64>,
 ) -> Result<(u64, Vec<u8>)> {
     let id = free_id(store, ns, Table::Retrieval, now.max(0))?;
-    let mut rules = Vec::new();
-    scan_all(store, &ns.table_prefix(Table::Rule), None, |_, v| {
-        let r = Rule::decode(v)?;
-        if r.status == RuleStatus::Active {
-            rules.push(r.id);
-        }
-        Ok(())
-    })?;
     Ok((id, Retrieval { at: now, episodes, rules }.encode()))
 }
 
 impl<S: KvStore> Engine<S> {
+    /// Ids of the active rules of `ns` (what every context gets whole), read once and kept
+    /// with the loaded namespace until a rule is written ([`Engine::write_rules`]).
+    pub(crate) fn active_rule_ids(&mut self, ns: &Namespace) -> Result<Vec<u64>> {
+        if let Some(ids) = self.spaces.get(ns.as_str()).and_then(|s| s.active_rules.clone()) {
+            return Ok(ids);
+        }
+        let mut ids = Vec::new();
+        scan_all(&self.store, &ns.table_prefix(Table::Rule), None, |_, v| {
+            let r = Rule::decode(v)?;
+            if r.status == RuleStatus::Active {
+                ids.push(r.id);
+            }
+            Ok(())
+        })?;
+        if let Some(space) = self.spaces.get_mut(ns.as_str()) {
+            space.active_rules = Some(ids.clone());
+        }
+        Ok(ids)
+    }
+
+    /// Writes a batch that may change rules, and forgets the cached active rule ids.
+    pub(crate) fn write_rules(&mut self, ns: &Namespace, batch: &Batch) -> Result<()> {
+        self.store.write(batch)?;
+        if let Some(space) = self.spaces.get_mut(ns.as_str()) {
+            space.active_rules = None;
+        }
+        Ok(())
+    }
+
     /// Records how the task served by recall `retrieval_id` ended; one batch.
     pub fn outcome(
         &mut self,
@@ -245,7 +268,7 @@ impl<S: KvStore> Engine<S> {
                 demoted.push(id);
             }
         }
-        self.store.write(&batch)?;
+        self.write_rules(&nsc, &batch)?;
         if let Some(space) = self.spaces.get_mut(ns) {
             space.outcome_weights = weights.into_iter().collect();
         }

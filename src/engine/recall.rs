@@ -213,7 +213,9 @@ impl<S: KvStore> Engine<S> {
             }
             // The retrieval log: one small append-only record per recall.
             let episodes = hits.iter().map(|h| h.episode.id).collect();
-            let (id, record) = super::outcomes::log_retrieval(&self.store, &ns, now, episodes)?;
+            let rules = self.active_rule_ids(&ns)?;
+            let (id, record) =
+                super::outcomes::log_retrieval(&self.store, &ns, now, episodes, rules)?;
             batch.put(ns.key(Table::Retrieval, &id.to_be_bytes()), record);
             retrieval_id = Some(id);
             self.store.write(&batch)?;

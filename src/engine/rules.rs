@@ -35,7 +35,7 @@ impl<S: KvStore> Engine<S> {
         let mut batch = Batch::new();
         batch.put(nsc.key(Table::Rule, &id.to_be_bytes()), rule.encode());
         self.ensure_namespace(&nsc, &mut batch)?;
-        self.store.write(&batch)?;
+        self.write_rules(&nsc, &batch)?;
         Ok(id)
     }
 
@@ -55,7 +55,7 @@ impl<S: KvStore> Engine<S> {
         rule.updated_at = now;
         let mut batch = Batch::new();
         batch.put(key, rule.encode());
-        self.store.write(&batch)
+        self.write_rules(&nsc, &batch)
     }
 
     /// Rules with one of `statuses` (all when empty), by id. `&[RuleStatus::Active]` is what a

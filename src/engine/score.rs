@@ -1,6 +1,6 @@
 //! Scoring: how similarity, recency and importance combine, with an explanation per hit.
 //!
-//! The default, [`Formula::Balanced`], answers the issue's measured warning: the seed formula
+//! The default, [`Formula::Balanced`], exists because the plain decay formula
 //! `cosine × exp(−λ·days)` lets a 100-day-old exact match (factor 0.018) lose to anything fresh.
 //! Balanced instead
 //!
@@ -9,7 +9,7 @@
 //!    among the candidates (`lex = bm25 / max bm25`);
 //! 2. fuses them by weight (`fused = (1 − w)·sim + w·lex`, `w` = 0.3 when any candidate matched
 //!    lexically) — scores, not ranks: reciprocal-rank fusion lost to the better single retriever
-//!    on both sets the issue cites;
+//!    on both quality sets we measured;
 //! 3. normalises by the best fused score (`rel = fused / max fused`) so decay acts on relevance
 //!    relative to this query;
 //! 4. floors the decay: `recency = floor + (1 − floor)·exp(−λ·days)` with floor 0.75, so
@@ -24,13 +24,13 @@
 pub enum Formula {
     /// Calibrated score fusion × floored decay × importance (the default; see module docs).
     Balanced,
-    /// Seed 000: `fused × exp(−λ·days) × importance`, no floor.
+    /// Plain decay: `fused × exp(−λ·days) × importance`, no floor.
     Seed,
-    /// Seed 001: `0.55·sim + 0.25·recency + 0.20·log-frequency`.
+    /// Weighted sum: `0.55·sim + 0.25·recency + 0.20·log-frequency`.
     Weighted,
 }
 
-/// The shape of the decay curve (seed 004's alternatives).
+/// The shape of the decay curve.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Decay {
     /// `exp(−λ·days)`.

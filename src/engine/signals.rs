@@ -50,12 +50,9 @@ impl<S: KvStore> Engine<S> {
         for (i, line) in lines.iter().enumerate() {
             let v: serde_json::Value = serde_json::from_str(line)
                 .map_err(|e| Error::InvalidInput(format!("signal {} is not JSON: {e}", i + 1)))?;
-            parsed.push(signal_from_json(&v, keep).map_err(|e| {
-                Error::InvalidInput(format!(
-                    "signal {}: {}",
-                    i + 1,
-                    e.to_string().trim_start_matches("invalid input: ")
-                ))
+            parsed.push(signal_from_json(&v, keep).map_err(|e| match e {
+                Error::InvalidInput(m) => Error::InvalidInput(format!("signal {}: {m}", i + 1)),
+                other => other,
             })?);
         }
         parsed.into_iter().map(|s| self.signal(ns, s)).collect()

@@ -97,6 +97,8 @@ pub(crate) struct Space {
     pub opened: Opened,
     /// Score factors outcome tracking set for harmful episodes (`engine::outcomes`).
     pub outcome_weights: crate::index::FastMap<u64, f32>,
+    /// Ids of the active rules, once read (`None` after a rule was written).
+    pub active_rules: Option<Vec<u64>>,
 }
 
 impl Space {
@@ -112,6 +114,7 @@ impl Space {
             snap: SnapState::default(),
             opened: Opened::Rebuilt { reason: None },
             outcome_weights: Default::default(),
+            active_rules: None,
         };
         if let Some(w) = store.get(&ns.key(Table::Meta, b"outcome-weights"))? {
             space.outcome_weights =

@@ -1,7 +1,7 @@
 //! Text analysis for the lexical index: Unicode word segmentation, case and diacritic folding,
 //! and exact terms for identifiers.
 //!
-//! Seed 000 uses BM25 for what embeddings blur: names, amounts, dates and identifiers. So besides
+//! BM25 is there for what embeddings blur: names, amounts, dates and identifiers. So besides
 //! the UAX #29 words ("connection", "10.0.0.1", "10,000", "pg_hba.conf"), every whitespace-
 //! separated token that holds punctuation inside it is also kept whole ("10.0.0.1:5432",
 //! "2024-05-01t12:00:00z", "€10,000"), trimmed of the punctuation around it, so an exact query

@@ -1,6 +1,6 @@
 //! Confidence bands and the two statistics the learning loop relies on.
 //!
-//! **Bands** (seed 000), checked from the top, the first that holds wins:
+//! **Bands**, checked from the top, the first that holds wins:
 //!
 //! | confidence | occurrences | consistency | other |
 //! |---|---|---|---|
@@ -9,7 +9,7 @@
 //! | medium | ≥ 4 | ≥ 70 % | |
 //! | low | ≥ 3 | any | |
 //!
-//! The seed writes medium as "4–5 occurrences, 70–80 %"; its bands overlap, and a pattern
+//! The original table writes medium as "4–5 occurrences, 70–80 %"; its bands overlap, and a pattern
 //! with 6 occurrences at 75 % or 4 at 85 % is at least as strong as one with 4 at 75 %, so
 //! the ranges are read as floors. Fewer than 3 occurrences is never an observation.
 //!

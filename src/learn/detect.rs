@@ -92,8 +92,24 @@ impl Row {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Group {
     agent: String,
-    behaviour: String,
+    #[serde(with = "behaviour_key")]
+    behaviour: Behaviour,
     rows: Vec<Row>,
+}
+
+/// A behaviour serialises as its key (`learn::pattern`).
+mod behaviour_key {
+    use super::Behaviour;
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &Behaviour, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&b.key())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Behaviour, D::Error> {
+        let key = String::deserialize(d)?;
+        Behaviour::parse(&key).ok_or_else(|| D::Error::custom(format!("behaviour {key:?}")))
+    }
 }
 
 /// A pattern the detector found, with its numbers.
@@ -111,12 +127,10 @@ pub struct Found {
     pub category: Category,
     /// Ids of the signals where it happened (at most [`MAX_SUPPORT`], newest kept).
     pub support: Vec<u64>,
-    /// First and last occurrence (ms).
+    /// First occurrence (ms).
     pub first_seen: i64,
     /// Last occurrence (ms).
     pub last_seen: i64,
-    /// One-sided Fisher p of the condition's contrast (1 for "always").
-    pub contrast_p: f64,
 }
 
 impl Found {
@@ -207,23 +221,21 @@ impl Detector {
         if !self.agents.contains(&s.agent) {
             return;
         }
-        let happened: BTreeSet<String> = Behaviour::of(s).iter().map(Behaviour::key).collect();
+        let happened = Behaviour::of(s);
         let (minute, weekday) = s.local_time();
         let prefix = format!("{}|", s.agent);
         for (key, g) in self.groups.range_mut(prefix.clone()..) {
             if !key.starts_with(&prefix) {
                 break;
             }
-            let Some(b) = Behaviour::parse(&g.behaviour) else { continue };
-            let possible = b.possible(s);
             let mut flags = 0;
-            if possible {
+            if g.behaviour.possible(s) {
                 flags |= POSSIBLE;
                 if happened.contains(&g.behaviour) {
                     flags |= HAPPENED;
                 }
             }
-            if b.contradicted(s) {
+            if g.behaviour.contradicted(s) {
                 flags |= CONTRA;
             }
             if flags == 0 {
@@ -253,12 +265,14 @@ impl Detector {
             if n < MIN_OCCURRENCES {
                 continue;
             }
-            let (agent, behaviour) = key.split_once('|').expect("agent|behaviour");
+            let Some((agent, Some(behaviour))) =
+                key.split_once('|').map(|(a, b)| (a, Behaviour::parse(b)))
+            else {
+                continue;
+            };
             self.agents.insert(agent.to_string());
-            self.groups.insert(
-                key.clone(),
-                Group { agent: agent.into(), behaviour: behaviour.into(), rows: Vec::new() },
-            );
+            self.groups
+                .insert(key.clone(), Group { agent: agent.into(), behaviour, rows: Vec::new() });
         }
         self.pass = 2;
     }
@@ -268,7 +282,7 @@ impl Detector {
     pub fn finish(&self, blocked: &BTreeSet<String>) -> Vec<Found> {
         let mut out: Vec<Found> = Vec::new();
         for g in self.groups.values() {
-            let Some(behaviour) = Behaviour::parse(&g.behaviour) else { continue };
+            let behaviour = &g.behaviour;
             let mut total = Counts::default();
             for r in &g.rows {
                 total.add(r.flags);
@@ -364,58 +378,53 @@ fn beats_supersets(rows: &[Row], set: &[u64], all: &[Option<Vec<u64>>], alpha: f
 }
 
 impl Detector {
-    /// The current counts of `pattern` (an existing observation's) over this window, with no
-    /// band or contrast asked: `None` when its behaviour was not seen 3 times.
-    pub fn recount(&self, pattern: &Pattern) -> Option<Found> {
+    /// The current counts and band of `pattern` (an existing observation's) over this
+    /// window, with no contrast asked: `None` when it happened fewer than 3 times.
+    pub fn recount(&self, pattern: &Pattern) -> Option<(Counts, Confidence)> {
         let g = self.groups.get(&format!("{}|{}", pattern.agent, pattern.behaviour.key()))?;
-        let mut c = Counts::default();
-        let mut support = Vec::new();
-        let (mut first, mut last) = (i64::MAX, i64::MIN);
-        for r in g.rows.iter().filter(|r| r.holds(&pattern.condition)) {
-            c.add(r.flags);
-            if r.flags & HAPPENED != 0 {
-                support.push(r.id);
-                first = first.min(r.ts);
-                last = last.max(r.ts);
-            }
-        }
-        if support.len() > MAX_SUPPORT {
-            support.drain(..support.len() - MAX_SUPPORT);
-        }
-        let confidence = Confidence::of(c.occurrences, c.opportunities, c.contradictions)?;
-        Some(Found {
-            pattern: pattern.clone(),
-            counts: c,
-            consistency: c.occurrences as f32 / c.opportunities as f32,
-            confidence,
-            category: Category::Decisions,
-            support,
-            first_seen: first,
-            last_seen: last,
-            contrast_p: 1.0,
-        })
+        let c = tally(&g.rows, &pattern.condition).counts;
+        Some((c, Confidence::of(c.occurrences, c.opportunities, c.contradictions)?))
     }
+}
+
+/// What the rows where a condition holds add up to.
+struct Tally {
+    counts: Counts,
+    support: Vec<u64>,
+    categories: [u32; 5],
+    first: i64,
+    last: i64,
+}
+
+fn tally(rows: &[Row], condition: &Condition) -> Tally {
+    let mut t = Tally {
+        counts: Counts::default(),
+        support: Vec::new(),
+        categories: [0; 5],
+        first: i64::MAX,
+        last: i64::MIN,
+    };
+    for r in rows.iter().filter(|r| r.holds(condition)) {
+        t.counts.add(r.flags);
+        if r.flags & HAPPENED != 0 {
+            t.support.push(r.id);
+            t.categories[usize::from(r.category.min(4))] += 1;
+            t.first = t.first.min(r.ts);
+            t.last = t.last.max(r.ts);
+        }
+    }
+    if t.support.len() > MAX_SUPPORT {
+        t.support.drain(..t.support.len() - MAX_SUPPORT);
+    }
+    t
 }
 
 /// Counts `pattern` over `rows` and checks the bands and the contrast.
 fn evaluate(pattern: Pattern, rows: &[Row], total: Counts, alpha: f64) -> Option<Found> {
-    let mut c = Counts::default();
-    let mut support = Vec::new();
-    let mut cats = [0u32; 5];
-    let (mut first, mut last) = (i64::MAX, i64::MIN);
-    for r in rows.iter().filter(|r| r.holds(&pattern.condition)) {
-        c.add(r.flags);
-        if r.flags & HAPPENED != 0 {
-            support.push(r.id);
-            cats[usize::from(r.category.min(4))] += 1;
-            first = first.min(r.ts);
-            last = last.max(r.ts);
-        }
-    }
+    let t = tally(rows, &pattern.condition);
+    let c = t.counts;
     let confidence = Confidence::of(c.occurrences, c.opportunities, c.contradictions)?;
-    let contrast_p = if pattern.condition == Condition::Always {
-        1.0
-    } else {
+    if pattern.condition != Condition::Always {
         let (out_occ, out_opp) =
             (total.occurrences - c.occurrences, total.opportunities - c.opportunities);
         let p = fisher_greater(
@@ -427,8 +436,8 @@ fn evaluate(pattern: Pattern, rows: &[Row], total: Counts, alpha: f64) -> Option
         if p >= alpha {
             return None;
         }
-        p
-    };
+    }
+    let cats = t.categories;
     let mut category = (0..5)
         .max_by_key(|&i| (cats[i], 5 - i))
         .map_or(Category::Decisions, |i| category_of(i as u8));
@@ -437,19 +446,15 @@ fn evaluate(pattern: Pattern, rows: &[Row], total: Counts, alpha: f64) -> Option
     {
         category = Category::People;
     }
-    if support.len() > MAX_SUPPORT {
-        support.drain(..support.len() - MAX_SUPPORT);
-    }
     Some(Found {
         consistency: c.occurrences as f32 / c.opportunities as f32,
         pattern,
         counts: c,
         confidence,
         category,
-        support,
-        first_seen: first,
-        last_seen: last,
-        contrast_p,
+        support: t.support,
+        first_seen: t.first,
+        last_seen: t.last,
     })
 }
 

@@ -228,8 +228,8 @@ impl Behaviour {
         })
     }
 
-    /// True when the pattern implies a clear action an agent can follow (seed 000's
-    /// `promotion_candidate`): exceptions, replaced parts and custom kinds describe what
+    /// True when the pattern implies a clear action an agent can follow (an
+    /// observation's `promotion_candidate`): exceptions, replaced parts and custom kinds describe what
     /// happens, not what to do.
     pub fn actionable(&self) -> bool {
         !matches!(self, Behaviour::Exception(_) | Behaviour::Part(_, Change::Replaced))
@@ -429,18 +429,8 @@ impl Condition {
         Some(Condition::Equals(k.into(), v.into()))
     }
 
-    /// True when it holds for `s`.
-    pub fn holds(&self, s: &Signal) -> bool {
-        let (minute, weekday) = s.local_time();
-        self.holds_on(&Situated {
-            text: &|k| s.situation.text(k).map(str::to_string),
-            number: &|k| s.situation.number(k),
-            minute,
-            weekday,
-        })
-    }
-
-    /// True when it holds for a situation given by accessors.
+    /// True when it holds for a situation (the detector keeps a compact copy of each
+    /// signal's situation and asks through accessors).
     pub fn holds_on(&self, at: &Situated) -> bool {
         let in_time = |m: u16, f: &Option<u16>, t: &Option<u16>| {
             f.is_none_or(|f| m >= f) && t.is_none_or(|t| m < t)

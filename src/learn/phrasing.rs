@@ -1,8 +1,8 @@
 //! Optional phrasing by the host's language model, and the checks its answer must pass.
 //!
-//! The engine counts; a model may only reword. [`prompt`] gives the model seed 000's
+//! The engine counts; a model may only reword. [`prompt`] gives the model the
 //! observation-engine instructions with the counted evidence; [`check`] accepts its answer
-//! only when it is one observation in the seed's JSON format whose category, agent,
+//! only when it is one observation in the `<observation>` JSON format whose category, agent,
 //! occurrences, confidence and promotion flag equal what the engine counted, whose quote has
 //! at most 25 words and evidence at most 40, whose `signals` (if given) are ids the engine
 //! counted, and whose texts hold no number, and no capitalised name, that the counted facts do
@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::record::Observation;
 
-/// Seed 000's observation-engine instructions, followed by the counted facts.
+/// The observation-engine instructions (never invent, never generalise from one event), followed by the counted facts.
 pub fn prompt(o: &Observation) -> String {
     format!(
         "You are the observation engine. Analyse user behavioral data and identify genuine, \

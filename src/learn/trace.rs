@@ -1,5 +1,6 @@
 //! A seeded, synthetic trace of behaviour signals for the learning loop's tests and
-//! benchmarks: Maria Rossi's mail agent (seed 000's example) over a number of days.
+//! benchmarks: Maria Rossi's mail agent (a fashion company's
+//! owner whose agent drafts her mail) over a number of days.
 //!
 //! Four habits are planted, each with a little noise:
 //!

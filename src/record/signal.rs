@@ -113,7 +113,7 @@ fn bad_kind(s: &str) -> Error {
     ))
 }
 
-/// What an observation is about (seed 000's categories).
+/// What an observation is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {
