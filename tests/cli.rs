@@ -214,3 +214,58 @@ fn help_global_options_and_bad_input_end_cleanly() {
         assert!(code == Some(1) && out.is_empty() && !err.contains("panicked"), "{err}");
     }
 }
+
+#[test]
+fn the_learning_commands_learn_from_a_signal_file() {
+    let d = dir("learn");
+    let store = d.join("store");
+    let store = store.to_str().unwrap();
+    let g = ["--store", store, "--ns", "maria"];
+    // Ten days of the seeded mail trace, as an agent would write them.
+    let lines: Vec<String> =
+        mnemo::learn::trace::trace(1, 10, 8).iter().map(|v| v.to_string()).collect();
+    let mut bad = lines[..3].to_vec();
+    bad.push(r#"{"ts":"2024-03-05T10:00:00+01:00","kind":"clicked","agent":"email"}"#.into());
+    let bad_file = write(&d.join("bad.jsonl"), &bad.iter().map(String::as_str).collect::<Vec<_>>());
+    let (ok, out, err) = mnemo(&[&["signals", &bad_file][..], &g].concat());
+    assert!(!ok && out.is_empty() && err.contains("signal 4"), "{err}");
+    let (ok, out, _) = mnemo(&[&["observations", "--json", "--all"][..], &g].concat());
+    assert!(
+        ok && one_json(&out).as_array().is_some_and(Vec::is_empty),
+        "nothing was stored: {out}"
+    );
+
+    let file = write(&d.join("trace.jsonl"), &lines.iter().map(String::as_str).collect::<Vec<_>>());
+    let (ok, out, err) = mnemo(&[&["signals", &file, "--json"][..], &g].concat());
+    assert!(ok, "{err}");
+    assert_eq!(one_json(&out)["ids"].as_array().unwrap().len(), lines.len());
+    // Two nights, three days apart: observations, then rules past the 48-hour wait.
+    for at in ["2024-03-14T02:00:00Z", "2024-03-17T02:00:00Z"] {
+        let (ok, out, err) = mnemo(&[&["nightly", "--at", at, "--json"][..], &g].concat());
+        assert!(ok, "{err}");
+        assert_eq!(one_json(&out)["done"], true);
+    }
+    let (ok, out, _) = mnemo(&[&["observations", "--json"][..], &g].concat());
+    let obs = one_json(&out);
+    assert!(ok && !obs.as_array().unwrap().is_empty(), "{out}");
+    let (ok, out, _) = mnemo(&[&["rules", "--json"][..], &g].concat());
+    let rules = one_json(&out);
+    assert!(ok, "{out}");
+    let first = &rules.as_array().expect("a list")[0];
+    for field in ["id", "text", "status", "evidence", "observation", "pattern"] {
+        assert!(first.get(field).is_some(), "rules --json lacks {field}: {first}");
+    }
+    // Wrong: the rule goes.
+    let id = first["observation"].as_u64().unwrap().to_string();
+    let (ok, out, err) = mnemo(&[&["feedback", &id, "wrong"][..], &g].concat());
+    assert!(ok && out.contains("will not be proposed again"), "{out}{err}");
+    let (_, out, _) = mnemo(&[&["rules", "--json"][..], &g].concat());
+    let after = one_json(&out);
+    assert_eq!(after.as_array().unwrap().len(), rules.as_array().unwrap().len() - 1);
+    let (ok, _, err) = mnemo(&[&["feedback", "999", "right"][..], &g].concat());
+    assert!(!ok && err.contains("not found"), "{err}");
+    let (ok, _, err) = mnemo(&[&["outcome", "12345", "failure"][..], &g].concat());
+    assert!(!ok && err.contains("retrieval"), "{err}");
+    let (ok, out, _) = mnemo(&[&["report", "--json"][..], &g].concat());
+    assert!(ok && one_json(&out)["retrievals"] == 0, "{out}");
+}

@@ -9,6 +9,8 @@
 #[path = "../../src/bin/mnemo/args.rs"]
 mod args;
 mod bench;
+#[path = "../../src/bin/mnemo/learn.rs"]
+mod learn;
 mod runtime;
 mod sqlite;
 
@@ -196,12 +198,6 @@ fn run(opts: &Opts, command: &HostCommand) -> Result<(), String> {
         Command::Bench(a) => return bench::run(opts, a),
         Command::Embed(a) => return embed(opts, a),
         Command::Compare(a) => return compare(opts, a),
-        // The component exports no call listing facts (wit/engine.wit): refuse before starting it.
-        Command::Facts(_) => {
-            return Err("facts: the component does not export a facts call yet (wit/engine.wit); \
-                 `mnemo facts` lists them from a --store directory"
-                .into())
-        }
         _ => {}
     }
     let ns = opts.g.ns.as_str();
@@ -230,6 +226,11 @@ fn run(opts: &Opts, command: &HostCommand) -> Result<(), String> {
                         x["relevance"].as_f64().unwrap_or(0.0), x["recency"].as_f64().unwrap_or(0.0),
                         x["importance"].as_f64().unwrap_or(0.0), x["cosine"].as_f64().unwrap_or(0.0),
                         x["bm25"].as_f64().unwrap_or(0.0), x["sources"]
+                    );
+                }
+                if let Some(id) = v["retrievalId"].as_u64() {
+                    println!(
+                        "retrieval {id} (report how the task went: mnemo-host outcome {id} success|failure)"
                     );
                 }
             }
@@ -270,9 +271,41 @@ fn run(opts: &Opts, command: &HostCommand) -> Result<(), String> {
             let statuses = a.status_names();
             print_json(opts, &m.call(|g, s| g.call_rules(s, ns, &statuses))?)?
         }
-        Command::Bench(_) | Command::Embed(_) | Command::Compare(_) | Command::Facts(_) => {}
+        Command::Facts(a) => print_json(opts, &m.call(|g, s| g.call_facts(s, ns, at, a.all))?)?,
+        Command::Learn(c) => learn::run(&opts.g, c, &mut m)?,
+        Command::Bench(_) | Command::Embed(_) | Command::Compare(_) => {}
     }
     Ok(())
+}
+
+impl learn::Calls for Memory {
+    fn signal(&mut self, ns: &str, json: &str) -> Result<String, String> {
+        self.call(|g, s| g.call_signal(s, ns, json))
+    }
+    fn signals(&mut self, ns: &str, jsonl: &str) -> Result<String, String> {
+        self.call(|g, s| g.call_signals(s, ns, jsonl))
+    }
+    fn nightly(&mut self, ns: &str, now: i64, budget: Option<u64>) -> Result<String, String> {
+        self.call(|g, s| g.call_nightly(s, ns, now, budget))
+    }
+    fn observe(&mut self, ns: &str, now: i64) -> Result<String, String> {
+        self.call(|g, s| g.call_observe(s, ns, now))
+    }
+    fn observations(&mut self, ns: &str, statuses: &[String]) -> Result<String, String> {
+        self.call(|g, s| g.call_observations(s, ns, statuses))
+    }
+    fn feedback(&mut self, ns: &str, id: u64, verdict: &str, now: i64) -> Result<String, String> {
+        self.call(|g, s| g.call_feedback(s, ns, id, verdict, now))
+    }
+    fn promote(&mut self, ns: &str, now: i64) -> Result<String, String> {
+        self.call(|g, s| g.call_promote(s, ns, now))
+    }
+    fn outcome(&mut self, ns: &str, id: u64, outcome: &str, now: i64) -> Result<String, String> {
+        self.call(|g, s| g.call_outcome(s, ns, id, outcome, now))
+    }
+    fn report(&mut self, ns: &str) -> Result<String, String> {
+        self.call(|g, s| g.call_outcome_report(s, ns))
+    }
 }
 
 /// One component `remember` per JSONL line, then a maintenance pass.

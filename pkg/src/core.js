@@ -176,6 +176,65 @@ export class Mnemo {
     return this.#run(ns, (e) => parse(e.rules(ns, statuses)));
   }
 
+  /**
+   * Stores one behaviour signal: `{ts, kind, agent, category?, situation?, detail?, before?,
+   * after?, correction?, source?, trust?, episode?}` (`ts` ISO-8601 with the user's zone).
+   * Resolves to `{id}` once stored.
+   */
+  signal(ns, signal) {
+    return this.#run(ns, (e) => parse(e.signal(ns, JSON.stringify(signal))));
+  }
+
+  /** Stores many signals; every one is checked first, and one bad signal stores nothing. */
+  signals(ns, signals) {
+    const jsonl = signals.map((s) => JSON.stringify(s)).join("\n");
+    return this.#run(ns, (e) => parse(e.signals(ns, jsonl)));
+  }
+
+  /** Runs the pattern detector now (at most 3 new observations). */
+  observe(ns, { now } = {}) {
+    const at = now ?? this.#clock();
+    return this.#run(ns, (e) => parse(e.observe(ns, at)));
+  }
+
+  /** Observations with one of `statuses` (open, rejected, merged; all when empty). */
+  observations(ns, statuses = []) {
+    return this.#run(ns, (e) => parse(e.observations(ns, statuses)));
+  }
+
+  /** The user's verdict on an observation: "right" or "wrong" (wrong is final). */
+  feedback(ns, id, verdict, { now } = {}) {
+    const at = now ?? this.#clock();
+    return this.#run(ns, (e) => parse(e.feedback(ns, id, verdict, at)));
+  }
+
+  /** Promotes the observations that qualify to active rules. */
+  promote(ns, { now } = {}) {
+    const at = now ?? this.#clock();
+    return this.#run(ns, (e) => parse(e.promote(ns, at)));
+  }
+
+  /** How the task a recall served ended (`retrievalId` from the recall): success, failure, partial. */
+  outcome(ns, retrievalId, outcome, { now } = {}) {
+    const at = now ?? this.#clock();
+    return this.#run(ns, (e) => parse(e.outcome(ns, retrievalId, outcome, at)));
+  }
+
+  /** Entries that precede failures (harmful), successes (helpful) or nothing (rent). */
+  outcomeReport(ns) {
+    return this.#run(ns, (e) => parse(e.outcomeReport(ns)));
+  }
+
+  /**
+   * The nightly job: consolidate, detect, promote, act on outcomes. With `budget` (work
+   * units: records read or written) it stops early and the next call continues — call it
+   * again until `done` (e.g. from a Durable Object alarm).
+   */
+  nightly(ns, { now, budget } = {}) {
+    const at = now ?? this.#clock();
+    return this.#run(ns, (e) => parse(e.nightly(ns, at, budget ?? -1)));
+  }
+
   /** The recency factor of the default scoring for `ageDays` at `tier` (decay, floored). */
   recency(ageDays, tier = 0) {
     return this.#engine.recency(ageDays, tier);

@@ -81,6 +81,8 @@ export interface Explanation {
   sources: ("bm25" | "vector" | "recent")[];
   terms: [string, number][];
   shadowedBy: number | null;
+  /** 0.5 when outcome tracking found the episode harmful (it multiplied finalScore). */
+  outcomeWeight: number;
 }
 
 export interface Filter {
@@ -112,6 +114,8 @@ export interface Recall {
   hits: { episode: Episode; explanation: Explanation }[];
   window: { from: number; to: number } | null;
   windowDropped: boolean;
+  /** Report how the task went with `outcome(ns, retrievalId, …)` (null: nothing was logged). */
+  retrievalId: number | null;
 }
 
 export type Source = "explicit" | "admin" | "implicit";
@@ -130,13 +134,108 @@ export interface Fact {
 
 export type RuleStatus = "candidate" | "active" | "demoted";
 
+export interface Pattern {
+  agent: string;
+  /** e.g. "removed:semicolon", "pleasantry:removed", "rewrite", "deferred". */
+  behaviour: string;
+  /** e.g. "", "segment=technical", "amount>=10000", "weekday=fri&time>=14:30". */
+  condition: string;
+  key: string;
+}
+
 export interface Rule {
   id: number;
   text: string;
-  observation: string;
   status: RuleStatus;
+  /** The numbers behind a promoted rule ("" for a rule a person wrote). */
+  evidence: string;
+  /** The observation it was promoted from. */
+  observation: number | null;
+  pattern: Pattern | null;
   createdAt: number;
   updatedAt: number;
+}
+
+export type SignalKind = "edited" | "rejected" | "approved" | "corrected" | "exception" | "deferred" | `custom:${string}`;
+export type Category = "writing-style" | "rhythm" | "people" | "tools" | "decisions";
+export type Confidence = "low" | "medium" | "high" | "very-high";
+
+export interface SignalInput {
+  /** ISO-8601 with the user's zone: the zone gives the local time of day. */
+  ts: string;
+  kind: SignalKind;
+  agent: string;
+  category?: Category;
+  /** contact, entity, tool, stage, error_class, and free attributes (strings or numbers). */
+  situation?: Record<string, string | number>;
+  detail?: string;
+  /** The agent's draft and what the user sent (reduced to edit features). */
+  before?: string;
+  after?: string;
+  correction?: { from: string; to: string };
+  source?: string;
+  trust?: number;
+  episode?: number;
+}
+
+export interface Observation {
+  id: number;
+  pattern: string;
+  patternDetail: Pattern | null;
+  category: Category;
+  agent: string;
+  quote: string;
+  evidence: string;
+  occurrences: number;
+  opportunities: number;
+  contradictions: number;
+  consistency: number;
+  /** The band the counts give, and the one that counts (raised by "right"). */
+  counted: Confidence;
+  confidence: Confidence;
+  boost: number;
+  promotionCandidate: boolean;
+  support: number[];
+  status: "open" | "rejected" | "merged";
+  mergedInto: number;
+  createdAt: number;
+  updatedAt: number;
+  confirmedAt: number | null;
+  rule: number | null;
+  firstSeen: number;
+  lastSeen: number;
+  phrasedBy: "engine" | "llm";
+}
+
+export interface Nightly {
+  done: boolean;
+  now: number;
+  next: string;
+  work: number;
+  merged: number[];
+  signalsRead: number;
+  inserted: number[];
+  updated: number[];
+  promoted: number[];
+  harmfulEpisodes: number[];
+  demotedRules: number[];
+}
+
+export interface OutcomeReport {
+  retrievals: number;
+  withOutcome: number;
+  baseFailureRate: number;
+  baseSuccessRate: number;
+  entries: {
+    kind: "episode" | "rule";
+    id: number;
+    retrieved: number;
+    beforeSuccess: number;
+    beforeFailure: number;
+    beforePartial: number;
+    failureRate: [number, number];
+    verdict: "harmful" | "helpful" | "rent" | "neutral" | "unproven";
+  }[];
 }
 
 /** Fetches model files with progress, cached in the Cache API where there is one. */
@@ -186,6 +285,20 @@ export declare class Mnemo {
   rollbackFact(ns: string, key: string, version: number, options?: { now?: number }): Promise<number>;
   addRule(ns: string, text: string, options?: { observation?: string; status?: RuleStatus; now?: number }): Promise<number>;
   rules(ns: string, statuses?: RuleStatus[]): Promise<Rule[]>;
+  signal(ns: string, signal: SignalInput): Promise<{ id: number }>;
+  signals(ns: string, signals: SignalInput[]): Promise<{ ids: number[] }>;
+  observe(ns: string, options?: { now?: number }): Promise<{ signals: number; found: number; inserted: number[]; updated: number[]; blocked: number; deferred: number }>;
+  observations(ns: string, statuses?: ("open" | "rejected" | "merged")[]): Promise<Observation[]>;
+  feedback(
+    ns: string,
+    id: number,
+    verdict: "right" | "wrong",
+    options?: { now?: number },
+  ): Promise<{ observation: Observation; demotedRules: number[]; rejectedEpisodes: number[]; reverseSignal: number | null }>;
+  promote(ns: string, options?: { now?: number }): Promise<{ rule: number; observation: number; replaced: number | null }[]>;
+  outcome(ns: string, retrievalId: number, outcome: "success" | "failure" | "partial", options?: { now?: number }): Promise<{ ok: true }>;
+  outcomeReport(ns: string): Promise<OutcomeReport>;
+  nightly(ns: string, options?: { now?: number; budget?: number }): Promise<Nightly>;
   maintain(options?: { force?: boolean }): Promise<{ sealed: number; merges: number; segments: number; snapshots: number; snapshotBytes: number }>;
   forgetNamespace(ns: string): Promise<number>;
 }

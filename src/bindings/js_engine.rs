@@ -185,6 +185,65 @@ impl WasmEngine {
         self.inner.rules_json(ns, &statuses).map_err(js_error)
     }
 
+    /// Stores one behaviour signal (JSON); returns `{id}`.
+    pub fn signal(&mut self, ns: &str, signal: &str) -> Result<String, JsValue> {
+        self.inner.signal_json(ns, signal).map_err(js_error)
+    }
+
+    /// Stores JSON Lines of signals, every line checked first; returns `{ids}`.
+    pub fn signals(&mut self, ns: &str, jsonl: &str) -> Result<String, JsValue> {
+        self.inner.signals_jsonl(ns, jsonl).map_err(js_error)
+    }
+
+    /// Runs the pattern detector at `now`; returns what it wrote.
+    pub fn observe(&mut self, ns: &str, now: f64) -> Result<String, JsValue> {
+        self.inner.observe_json(ns, now as i64).map_err(js_error)
+    }
+
+    /// Observations with one of `statuses` (open, rejected, merged; all when empty).
+    pub fn observations(&self, ns: &str, statuses: Vec<String>) -> Result<String, JsValue> {
+        self.inner.observations_json(ns, &statuses).map_err(js_error)
+    }
+
+    /// The user's verdict on observation `id`: "right" or "wrong".
+    pub fn feedback(
+        &mut self,
+        ns: &str,
+        id: f64,
+        verdict: &str,
+        now: f64,
+    ) -> Result<String, JsValue> {
+        self.inner.feedback_json(ns, id as u64, verdict, now as i64).map_err(js_error)
+    }
+
+    /// Promotes the observations that qualify; returns the new rules.
+    pub fn promote(&mut self, ns: &str, now: f64) -> Result<String, JsValue> {
+        self.inner.promote_json(ns, now as i64).map_err(js_error)
+    }
+
+    /// How the task served by recall `retrieval_id` ended: success, failure or partial.
+    pub fn outcome(
+        &mut self,
+        ns: &str,
+        retrieval_id: f64,
+        outcome: &str,
+        now: f64,
+    ) -> Result<String, JsValue> {
+        self.inner.outcome_json(ns, retrieval_id as u64, outcome, now as i64).map_err(js_error)
+    }
+
+    /// Entries that precede failures, successes or nothing.
+    #[wasm_bindgen(js_name = outcomeReport)]
+    pub fn outcome_report(&self, ns: &str) -> Result<String, JsValue> {
+        self.inner.outcome_report_json(ns).map_err(js_error)
+    }
+
+    /// The nightly job at `now`, spending about `budget` work units (negative: no limit).
+    pub fn nightly(&mut self, ns: &str, now: f64, budget: f64) -> Result<String, JsValue> {
+        let budget = (budget >= 0.0).then_some(budget as u64);
+        self.inner.nightly_json(ns, now as i64, budget).map_err(js_error)
+    }
+
     /// The recency factor the default scoring gives an episode of `tier` last accessed
     /// `age_days` ago: `floor + (1 − floor) · decay`.
     pub fn recency(&self, age_days: f32, tier: u8) -> f32 {

@@ -223,6 +223,78 @@ impl Guest for Component {
     fn maintain(force: bool) -> std::result::Result<String, WitError> {
         with(|e| e.maintain_json(force))
     }
+
+    fn facts(ns: String, now: i64, all: bool) -> std::result::Result<String, WitError> {
+        with(|e| e.facts_json(&ns, now, all))
+    }
+
+    fn signal(ns: String, signal: String) -> std::result::Result<String, WitError> {
+        with(|e| e.signal_json(&ns, &signal))
+    }
+
+    fn signals(ns: String, jsonl: String) -> std::result::Result<String, WitError> {
+        with(|e| e.signals_jsonl(&ns, &jsonl))
+    }
+
+    fn observe(ns: String, now: i64) -> std::result::Result<String, WitError> {
+        with(|e| e.observe_json(&ns, now))
+    }
+
+    fn observations(ns: String, statuses: Vec<String>) -> std::result::Result<String, WitError> {
+        with(|e| e.observations_json(&ns, &statuses))
+    }
+
+    fn feedback(
+        ns: String,
+        observation: u64,
+        verdict: String,
+        now: i64,
+    ) -> std::result::Result<String, WitError> {
+        with(|e| e.feedback_json(&ns, observation, &verdict, now))
+    }
+
+    fn promote(ns: String, now: i64) -> std::result::Result<String, WitError> {
+        with(|e| e.promote_json(&ns, now))
+    }
+
+    fn outcome(
+        ns: String,
+        retrieval_id: u64,
+        outcome: String,
+        now: i64,
+    ) -> std::result::Result<String, WitError> {
+        with(|e| e.outcome_json(&ns, retrieval_id, &outcome, now))
+    }
+
+    fn outcome_report(ns: String) -> std::result::Result<String, WitError> {
+        with(|e| e.outcome_report_json(&ns))
+    }
+
+    fn nightly(ns: String, now: i64, budget: Option<u64>) -> std::result::Result<String, WitError> {
+        with(|e| e.nightly_json(&ns, now, budget))
+    }
+
+    fn recall_observations(
+        ns: String,
+        query: String,
+        k: u32,
+        now: i64,
+    ) -> std::result::Result<String, WitError> {
+        with(|e| e.recall_observations_json(&ns, &query, None, k as usize, now))
+    }
+
+    fn use_host_llm() -> std::result::Result<(), WitError> {
+        replace(|engine| Ok(engine.with_llm(Box::new(HostLlm))))
+    }
+}
+
+/// The imported `llm`, lent to the engine for phrasing.
+struct HostLlm;
+
+impl crate::learn::phrasing::Llm for HostLlm {
+    fn complete(&mut self, prompt: &str, max_tokens: u32) -> std::result::Result<String, String> {
+        mnemo::engine::llm::complete(prompt, max_tokens)
+    }
 }
 
 export!(Component);

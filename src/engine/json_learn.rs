@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::learn::pattern::Pattern;
-use crate::record::{ObservationStatus, Outcome, Rule};
+use crate::record::{Observation, ObservationStatus, Outcome, Rule};
 use crate::store::KvStore;
 
 fn out(v: impl serde::Serialize) -> Result<String> {
@@ -41,6 +41,15 @@ pub fn rule_json(r: &Rule) -> Value {
     })
 }
 
+/// An observation as JSON: its fields, its effective `confidence` and its parsed
+/// `patternDetail`.
+pub fn observation_json(o: &Observation) -> Value {
+    let mut v = serde_json::to_value(o).unwrap_or(Value::Null);
+    v["confidence"] = json!(o.confidence());
+    v["patternDetail"] = Pattern::parse(&o.pattern).map_or(Value::Null, |p| p.to_json());
+    v
+}
+
 impl<S: KvStore> Engine<S> {
     /// [`Engine::signals_json`] over JSON Lines text; returns `{ids}`.
     pub fn signals_jsonl(&mut self, ns: &str, jsonl: &str) -> Result<String> {
@@ -57,17 +66,7 @@ impl<S: KvStore> Engine<S> {
     /// effective `confidence` and parsed `patternDetail`.
     pub fn observations_json(&self, ns: &str, statuses: &[String]) -> Result<String> {
         let want = statuses.iter().map(|s| observation_status(s)).collect::<Result<Vec<_>>>()?;
-        let list: Vec<Value> = self
-            .observations(ns, &want)?
-            .into_iter()
-            .map(|o| {
-                let mut v = serde_json::to_value(&o).unwrap_or(Value::Null);
-                v["confidence"] = json!(o.confidence());
-                v["patternDetail"] =
-                    Pattern::parse(&o.pattern).map_or(Value::Null, |p| p.to_json());
-                v
-            })
-            .collect();
+        let list: Vec<Value> = self.observations(ns, &want)?.iter().map(observation_json).collect();
         out(list)
     }
 
@@ -82,7 +81,10 @@ impl<S: KvStore> Engine<S> {
                 )))
             }
         };
-        out(self.feedback(ns, id, right, now)?)
+        let f = self.feedback(ns, id, right, now)?;
+        let mut v = serde_json::to_value(&f).map_err(|e| Error::InvalidInput(e.to_string()))?;
+        v["observation"] = observation_json(&f.observation);
+        out(v)
     }
 
     /// [`Engine::promote`] as JSON.

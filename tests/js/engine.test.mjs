@@ -130,3 +130,41 @@ test("a host embedder function serves calls that pass no vector", async () => {
   assert.match(r.hits[0].episode.text, /lockfile/);
   assert.deepEqual(calls, ["passage", "passage", "query"]);
 });
+
+test("the learning loop: signals, nightly, observations, feedback, outcomes", async () => {
+  const mem = await Mnemo.open(new MemoryStorage(), opts);
+  const sig = (i, day) => ({
+    ts: `2025-03-0${day}T09:${String(10 + i).padStart(2, "0")}:00+01:00`,
+    kind: "edited",
+    agent: "email",
+    situation: { contact: "Marco" },
+    before: `Dear Marco,\nOrder ${i} is confirmed; it ships soon.\nMaria`,
+    after: `Dear Marco,\nOrder ${i} is confirmed, it ships soon.\nMaria`,
+  });
+  await assert.rejects(mem.signals("ana", [sig(0, 1), { ts: "2025-03-01T10:00:00Z", kind: "clicked", agent: "email" }]), /signal 2/);
+  const { ids } = await mem.signals("ana", [0, 1, 2, 3, 4, 5].map((i) => sig(i, 1)));
+  assert.equal(ids.length, 6);
+  const n1 = await mem.nightly("ana", { now: Date.parse("2025-03-02T02:00:00Z"), budget: 4 });
+  assert.equal(n1.done, false, "a small budget pauses the run");
+  let n = n1;
+  while (!n.done) n = await mem.nightly("ana", { now: Date.parse("2025-03-02T02:00:00Z"), budget: 4 });
+  const [o] = await mem.observations("ana");
+  assert.equal(o.patternDetail.behaviour, "removed:semicolon");
+  assert.equal(o.occurrences, 6);
+  const later = await mem.nightly("ana", { now: Date.parse("2025-03-05T02:00:00Z") });
+  assert.equal(later.promoted.length, 1);
+  const [rule] = await mem.rules("ana", ["active"]);
+  assert.equal(rule.observation, o.id);
+  assert.equal(rule.pattern.key, o.pattern);
+  const fb = await mem.feedback("ana", o.id, "wrong");
+  assert.deepEqual(fb.demotedRules, [rule.id]);
+  assert.deepEqual(await mem.rules("ana", ["active"]), []);
+
+  await mem.remember("ana", { text: "npm install failed: stale lockfile", createdAt: T0 }, { vector: vec("npm install failed: stale lockfile") });
+  const r = await mem.recall("ana", "npm install", { vector: vec("npm install") });
+  assert.equal(typeof r.retrievalId, "number");
+  await mem.outcome("ana", r.retrievalId, "failure");
+  const report = await mem.outcomeReport("ana");
+  assert.equal(report.withOutcome, 1);
+  await assert.rejects(mem.outcome("ana", 1, "failure"), /retrieval/);
+});

@@ -85,6 +85,8 @@ pub enum Command {
     Rule(Rule),
     /// List the rules
     Rules(Rules),
+    #[command(flatten)]
+    Learn(crate::learn::Learn),
 }
 
 /// Joins a command's words into its text; refuses a blank one.

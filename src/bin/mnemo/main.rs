@@ -3,6 +3,7 @@
 
 mod args;
 mod bench;
+mod learn;
 mod memory;
 
 use std::io::{BufRead, Write};
@@ -53,6 +54,7 @@ fn run(g: &Globals, command: &Command) -> Result<(), String> {
         Command::Facts(a) => memory::facts(g, a),
         Command::Rule(a) => memory::rule(g, a),
         Command::Rules(a) => memory::rules(g, a),
+        Command::Learn(c) => learn::run(g, c, &mut memory::open_learning(g)?),
     }
 }
 

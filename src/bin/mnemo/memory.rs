@@ -19,6 +19,12 @@ fn err(e: mnemo::Error) -> String {
     e.to_string()
 }
 
+/// The engine with the model when its directory holds one (the learning commands use it to
+/// spot near-duplicate observations, and work without it).
+pub fn open_learning(g: &Globals) -> Result<Store, String> {
+    open(g, g.model_dir().join("model.onnx").is_file())
+}
+
 fn open(g: &Globals, with_model: bool) -> Result<Store, String> {
     let dir = &g.store;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -87,6 +93,15 @@ pub fn recall(g: &Globals, a: &args::Recall) -> Result<(), String> {
             let f = engine.config().scoring.shadow_penalty;
             println!("   shadowed by #{by} (newer, nearly the same): score x {f}");
         }
+        if x.outcome_weight != 1.0 {
+            println!(
+                "   preceded failures far more often than usual: score x {}",
+                x.outcome_weight
+            );
+        }
+    }
+    if let Some(id) = r.retrieval_id {
+        println!("retrieval {id} (report how the task went: mnemo outcome {id} success|failure)");
     }
     Ok(())
 }
@@ -156,6 +171,9 @@ pub fn rules(g: &Globals, a: &args::Rules) -> Result<(), String> {
     }
     for r in engine.rules(&g.ns, &a.statuses()).map_err(err)? {
         println!("#{} [{:?}] {}", r.id, r.status, r.text);
+        if !r.evidence.is_empty() {
+            println!("   {} (observation #{})", r.evidence, r.observation);
+        }
     }
     Ok(())
 }
@@ -252,4 +270,34 @@ pub fn fact(g: &Globals, a: &args::Fact) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+impl crate::learn::Calls for Store {
+    fn signal(&mut self, ns: &str, json: &str) -> Result<String, String> {
+        self.signal_json(ns, json).map_err(err)
+    }
+    fn signals(&mut self, ns: &str, jsonl: &str) -> Result<String, String> {
+        self.signals_jsonl(ns, jsonl).map_err(err)
+    }
+    fn nightly(&mut self, ns: &str, now: i64, budget: Option<u64>) -> Result<String, String> {
+        self.nightly_json(ns, now, budget).map_err(err)
+    }
+    fn observe(&mut self, ns: &str, now: i64) -> Result<String, String> {
+        self.observe_json(ns, now).map_err(err)
+    }
+    fn observations(&mut self, ns: &str, statuses: &[String]) -> Result<String, String> {
+        self.observations_json(ns, statuses).map_err(err)
+    }
+    fn feedback(&mut self, ns: &str, id: u64, verdict: &str, now: i64) -> Result<String, String> {
+        self.feedback_json(ns, id, verdict, now).map_err(err)
+    }
+    fn promote(&mut self, ns: &str, now: i64) -> Result<String, String> {
+        self.promote_json(ns, now).map_err(err)
+    }
+    fn outcome(&mut self, ns: &str, id: u64, outcome: &str, now: i64) -> Result<String, String> {
+        self.outcome_json(ns, id, outcome, now).map_err(err)
+    }
+    fn report(&mut self, ns: &str) -> Result<String, String> {
+        self.outcome_report_json(ns).map_err(err)
+    }
 }

@@ -1,0 +1,252 @@
+//! The learning loop's commands, shared by `mnemo` (the engine in-process) and `mnemo-host`
+//! (the component under wasmtime), which compiles this file too (`#[path]`): each tool
+//! implements [`Calls`] over its engine's JSON calls, and everything else — reading files,
+//! printing text or the one `--json` document — is here.
+
+use std::path::PathBuf;
+
+use clap::{Subcommand, ValueEnum};
+use serde_json::Value;
+
+use crate::args::Globals;
+
+/// The engine's JSON calls the learning commands need.
+pub trait Calls {
+    /// `signal_json`.
+    fn signal(&mut self, ns: &str, json: &str) -> Result<String, String>;
+    /// `signals_jsonl`.
+    fn signals(&mut self, ns: &str, jsonl: &str) -> Result<String, String>;
+    /// `nightly_json`.
+    fn nightly(&mut self, ns: &str, now: i64, budget: Option<u64>) -> Result<String, String>;
+    /// `observe_json`.
+    fn observe(&mut self, ns: &str, now: i64) -> Result<String, String>;
+    /// `observations_json`.
+    fn observations(&mut self, ns: &str, statuses: &[String]) -> Result<String, String>;
+    /// `feedback_json`.
+    fn feedback(&mut self, ns: &str, id: u64, verdict: &str, now: i64) -> Result<String, String>;
+    /// `promote_json`.
+    fn promote(&mut self, ns: &str, now: i64) -> Result<String, String>;
+    /// `outcome_json`.
+    fn outcome(&mut self, ns: &str, id: u64, outcome: &str, now: i64) -> Result<String, String>;
+    /// `outcome_report_json`.
+    fn report(&mut self, ns: &str) -> Result<String, String>;
+}
+
+/// The learning loop's commands.
+#[derive(Subcommand, Debug)]
+pub enum Learn {
+    /// Store one behaviour signal, given as a JSON object ({"ts","kind","agent","situation",
+    /// "before","after",…})
+    Signal {
+        /// The signal as JSON
+        #[arg(value_name = "JSON")]
+        json: String,
+    },
+    /// Store every behaviour signal of a JSONL file (every line is checked first; one bad line
+    /// stores nothing)
+    Signals {
+        /// One signal per line
+        #[arg(value_name = "FILE.jsonl")]
+        file: PathBuf,
+    },
+    /// Run the nightly job: merge duplicate observations, detect patterns in the last 30 days
+    /// of signals, promote rules, act on outcomes
+    Nightly {
+        /// Stop after about this many records read or written; the next run continues
+        #[arg(long, value_name = "N")]
+        budget: Option<u64>,
+    },
+    /// Run the pattern detector now (at most 3 new observations)
+    Observe,
+    /// List the observations the engine counted (open ones; --all for every status)
+    Observations {
+        /// Include rejected and merged observations
+        #[arg(long)]
+        all: bool,
+    },
+    /// Tell the engine whether an observation is right or wrong (wrong is final)
+    Feedback {
+        /// The observation's id
+        id: u64,
+        /// right or wrong
+        verdict: Verdict,
+    },
+    /// Promote the observations that qualify to active rules
+    Promote,
+    /// Report how the task a recall served went (the retrieval id recall printed)
+    Outcome {
+        /// The recall's retrieval id
+        retrieval_id: u64,
+        /// success, failure or partial
+        outcome: OutcomeArg,
+    },
+    /// Which memories precede failures (harmful), successes (helpful) or nothing (rent)
+    Report,
+}
+
+/// The user's verdict on an observation.
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum Verdict {
+    /// The observation is right: confidence goes up a band.
+    Right,
+    /// It is wrong: rejected for good, its rule demoted.
+    Wrong,
+}
+
+/// How a task ended.
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum OutcomeArg {
+    /// It worked.
+    Success,
+    /// It failed.
+    Failure,
+    /// It partly worked.
+    Partial,
+}
+
+fn parse(s: &str) -> Result<Value, String> {
+    serde_json::from_str(s).map_err(|e| e.to_string())
+}
+
+fn ids(v: &Value) -> String {
+    let list: Vec<String> = v
+        .as_array()
+        .map(|a| a.iter().map(|x| format!("#{}", x.as_u64().unwrap_or(0))).collect())
+        .unwrap_or_default();
+    if list.is_empty() {
+        "none".into()
+    } else {
+        list.join(", ")
+    }
+}
+
+/// Runs one learning command against `calls`.
+pub fn run(g: &Globals, cmd: &Learn, calls: &mut dyn Calls) -> Result<(), String> {
+    let (ns, now) = (g.ns.as_str(), g.now());
+    let out = match cmd {
+        Learn::Signal { json } => calls.signal(ns, json)?,
+        Learn::Signals { file } => {
+            let body =
+                std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+            calls.signals(ns, &body).map_err(|e| format!("{}: {e}", file.display()))?
+        }
+        Learn::Nightly { budget } => calls.nightly(ns, now, *budget)?,
+        Learn::Observe => calls.observe(ns, now)?,
+        Learn::Observations { all } => {
+            let statuses = if *all { Vec::new() } else { vec!["open".to_string()] };
+            calls.observations(ns, &statuses)?
+        }
+        Learn::Feedback { id, verdict } => {
+            let v = if matches!(verdict, Verdict::Right) { "right" } else { "wrong" };
+            calls.feedback(ns, *id, v, now)?
+        }
+        Learn::Promote => calls.promote(ns, now)?,
+        Learn::Outcome { retrieval_id, outcome } => {
+            let o = match outcome {
+                OutcomeArg::Success => "success",
+                OutcomeArg::Failure => "failure",
+                OutcomeArg::Partial => "partial",
+            };
+            calls.outcome(ns, *retrieval_id, o, now)?
+        }
+        Learn::Report => calls.report(ns)?,
+    };
+    if g.json {
+        println!("{out}");
+        return Ok(());
+    }
+    let v = parse(&out)?;
+    match cmd {
+        Learn::Signal { .. } => println!("signal {} stored", v["id"]),
+        Learn::Signals { file } => println!(
+            "stored {} signals from {}",
+            v["ids"].as_array().map_or(0, Vec::len),
+            file.display()
+        ),
+        Learn::Nightly { .. } => {
+            if v["done"].as_bool() == Some(true) {
+                println!("nightly run done ({} work units)", v["work"]);
+            } else {
+                println!(
+                    "nightly run paused before {} ({} work units): run it again to continue",
+                    v["next"].as_str().unwrap_or("?"),
+                    v["work"]
+                );
+            }
+            println!("  signals read: {}", v["signalsRead"]);
+            println!("  new observations: {}", ids(&v["inserted"]));
+            println!("  recounted: {}", ids(&v["updated"]));
+            println!("  merged: {}", ids(&v["merged"]));
+            println!("  rules promoted: {}", ids(&v["promoted"]));
+            println!("  harmful episodes down-weighted: {}", ids(&v["harmfulEpisodes"]));
+            println!("  rules demoted by outcomes: {}", ids(&v["demotedRules"]));
+        }
+        Learn::Observe => {
+            println!("read {} signals, found {} patterns", v["signals"], v["found"]);
+            println!("  new observations: {}", ids(&v["inserted"]));
+            println!("  updated: {}", ids(&v["updated"]));
+        }
+        Learn::Observations { .. } => {
+            for o in v.as_array().into_iter().flatten() {
+                println!(
+                    "#{} [{}, {}] {}",
+                    o["id"],
+                    o["confidence"].as_str().unwrap_or("?"),
+                    o["status"].as_str().unwrap_or("?"),
+                    o["quote"].as_str().unwrap_or("")
+                );
+                let rule = o["rule"].as_u64().map_or(String::new(), |r| format!("; rule #{r}"));
+                println!(
+                    "   {} ({} of {}, {:.0}%; pattern {}{rule})",
+                    o["evidence"].as_str().unwrap_or(""),
+                    o["occurrences"],
+                    o["opportunities"],
+                    o["consistency"].as_f64().unwrap_or(0.0) * 100.0,
+                    o["pattern"].as_str().unwrap_or("")
+                );
+            }
+        }
+        Learn::Feedback { id, .. } => {
+            let o = &v["observation"];
+            println!(
+                "observation #{id}: {} ({} confidence)",
+                o["status"].as_str().unwrap_or("?"),
+                o["confidence"].as_str().or(o["counted"].as_str()).unwrap_or("?")
+            );
+            if v["reverseSignal"].is_u64() {
+                println!("  rules demoted: {}", ids(&v["demotedRules"]));
+                println!("  episodes rejected: {}", ids(&v["rejectedEpisodes"]));
+                println!("  the pattern will not be proposed again");
+            }
+        }
+        Learn::Promote => {
+            for p in v.as_array().into_iter().flatten() {
+                println!("rule #{} from observation #{}", p["rule"], p["observation"]);
+            }
+        }
+        Learn::Outcome { retrieval_id, .. } => {
+            println!("outcome recorded for retrieval {retrieval_id}")
+        }
+        Learn::Report => {
+            println!(
+                "{} retrievals, {} with an outcome; failure rate {:.0}%",
+                v["retrievals"],
+                v["withOutcome"],
+                v["baseFailureRate"].as_f64().unwrap_or(0.0) * 100.0
+            );
+            for e in v["entries"].as_array().into_iter().flatten() {
+                println!(
+                    "{} #{}: {} — retrieved {}x, before {} successes, {} failures, {} partial",
+                    e["kind"].as_str().unwrap_or("?"),
+                    e["id"],
+                    e["verdict"].as_str().unwrap_or("?"),
+                    e["retrieved"],
+                    e["beforeSuccess"],
+                    e["beforeFailure"],
+                    e["beforePartial"]
+                );
+            }
+        }
+    }
+    Ok(())
+}
