@@ -246,3 +246,68 @@ pub fn read_jsonl(path: &std::path::Path, id_field: &str) -> Result<Vec<Line>, S
     }
     Ok(out)
 }
+
+/// What [`nightly`] measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct NightlyReport {
+    /// Days of the mail-agent trace.
+    pub days: u32,
+    /// Signals stored.
+    pub signals: usize,
+    /// Milliseconds to check and store them (one batch each).
+    pub ingest_ms: f64,
+    /// Milliseconds of one nightly run over the last 30 days (no embedder: near-duplicates
+    /// by pattern only).
+    pub nightly_ms: f64,
+    /// Its work units (records read or written).
+    pub work: u64,
+    /// Observations it wrote.
+    pub observations: usize,
+    /// Memory held after the run minus before it, MB (native: resident set; wasm: linear
+    /// memory, which only grows, so this is the run's peak).
+    pub memory_growth_mb: f64,
+    /// A hash of every key and value in the store afterwards: equal natively and in wasm when
+    /// both builds learn the same thing, bit for bit.
+    pub digest: String,
+}
+
+/// The nightly job over `days` of the seeded mail-agent trace at `per_day` signals a weekday
+/// (`learn::trace`): the signals are stored, then one nightly run is timed.
+pub fn nightly(days: u32, per_day: u32, clock: &mut dyn FnMut() -> f64) -> NightlyReport {
+    let lines: Vec<String> =
+        crate::learn::trace::trace(1, days, per_day).iter().map(|v| v.to_string()).collect();
+    let mut engine = Engine::new(MemoryStore::new(), Config::default());
+    let start = clock();
+    for l in &lines {
+        engine.signal_json("bench", l).expect("the trace's signals are valid");
+    }
+    let ingest_ms = clock() - start;
+    let night = crate::time::days_from_civil(2024, 3, 4) * 86_400_000
+        + i64::from(days) * 86_400_000
+        + 2 * 3_600_000;
+    let mem0 = memory_bytes();
+    let start = clock();
+    let r = engine.nightly("bench", night, None).expect("the nightly job runs");
+    let nightly_ms = clock() - start;
+    NightlyReport {
+        days,
+        signals: lines.len(),
+        ingest_ms,
+        nightly_ms,
+        work: r.work,
+        observations: r.inserted.len(),
+        memory_growth_mb: memory_bytes().saturating_sub(mem0) as f64 / 1e6,
+        digest: store_digest(engine.store()),
+    }
+}
+
+fn store_digest(store: &MemoryStore) -> String {
+    let mut bytes = Vec::new();
+    for (k, v) in store.scan(b"", None, usize::MAX).expect("a memory store scans") {
+        bytes.extend_from_slice(&(k.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&k);
+        bytes.extend_from_slice(&(v.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&v);
+    }
+    format!("{:016x}", crate::engine::snapshot::hash(&bytes))
+}

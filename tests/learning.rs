@@ -316,3 +316,58 @@ fn bad_signals_change_nothing() {
     assert!(e.store().scan(b"u/", None, 10).unwrap().is_empty());
     assert!(e.feedback(NS, 99, true, 0).is_err());
 }
+
+/// The nightly workload natively, twice: the same store bit for bit. Its digest is written
+/// to the target directory, where the JS tests (`tests/js/engine.test.mjs`) compare the wasm
+/// build's against it.
+#[test]
+fn the_nightly_job_is_deterministic_and_its_digest_is_kept_for_wasm() {
+    let mut clock = || 0.0;
+    let a = mnemo::bench::nightly(12, 40, &mut clock);
+    let b = mnemo::bench::nightly(12, 40, &mut clock);
+    assert_eq!(a.digest, b.digest);
+    assert!(a.observations > 0 && a.signals > 300, "{a:?}");
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"),
+        Into::into,
+    );
+    std::fs::create_dir_all(&target).unwrap();
+    let json = serde_json::json!({"days": 12, "perDay": 40, "digest": a.digest, "observations": a.observations});
+    std::fs::write(target.join("learn-digest-native.json"), json.to_string()).unwrap();
+}
+
+#[test]
+fn a_promotion_never_contradicts_a_rule_a_person_wrote_but_unrelated_rules_do_not_block_it() {
+    let model =
+        BertEmbedder::from_dir(&common::model_dir(), BertConfig::e5("multilingual-e5-small-latin"))
+            .unwrap();
+    let mut e = engine_with(Box::new(model));
+    let day = parse_iso8601("2024-03-05T02:00:00Z").unwrap();
+    e.add_rule(
+        NS,
+        "Always delete the lockfile and the npm cache before reinstalling",
+        "",
+        RuleStatus::Active,
+        0,
+    )
+    .unwrap();
+    for i in 0..8 {
+        e.signal_json(NS, &semicolon_signal(0, i)).unwrap();
+    }
+    let id = e.nightly(NS, day, None).unwrap().inserted[0];
+    e.feedback(NS, id, true, day).unwrap();
+    assert_eq!(e.promote(NS, day).unwrap().len(), 1, "an unrelated rule does not block it");
+
+    let mut e2 = engine_with(Box::new(
+        BertEmbedder::from_dir(&common::model_dir(), BertConfig::e5("multilingual-e5-small-latin"))
+            .unwrap(),
+    ));
+    e2.add_rule(NS, "Use semicolons in every draft", "", RuleStatus::Active, 0).unwrap();
+    for i in 0..8 {
+        e2.signal_json(NS, &semicolon_signal(0, i)).unwrap();
+    }
+    let id = e2.nightly(NS, day, None).unwrap().inserted[0];
+    e2.feedback(NS, id, true, day).unwrap();
+    assert!(e2.promote(NS, day).unwrap().is_empty(), "the person's opposite rule stays, alone");
+    assert_eq!(e2.rules(NS, &[RuleStatus::Active]).unwrap().len(), 1);
+}

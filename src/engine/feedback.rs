@@ -10,8 +10,9 @@
 //! [`Engine::promote`] turns an observation into an active rule when its confidence is high
 //! or very-high, it implies a clear action, nobody said it is wrong, and either 48 hours
 //! have passed since it was created or the user confirmed it. A rule that contradicts an
-//! active one (the opposite behaviour under the same condition, or — with an embedder — the
-//! opposite stance of the rule text, `embed::polarity::stance`) is not activated next to it:
+//! active one (the opposite behaviour under the same condition, or — with an embedder, for a
+//! rule a person wrote — the opposite stance of the rule text, `embed::polarity::stance`, about
+//! the same words) is not activated next to it:
 //! the stronger of the two stays active and the other is kept as a candidate.
 
 use super::observe::load_observations;
@@ -47,6 +48,23 @@ pub struct Promoted {
     pub observation: u64,
     /// An active rule it replaced because they contradict each other.
     pub replaced: Option<u64>,
+}
+
+/// True when two rules talk about the same things: at least half of the shorter one's words
+/// (negation cues and words under 3 letters aside) are in the other. E5 puts unrelated
+/// imperatives close ("Never use semicolons…" and "Always delete the lockfile…" at 0.90), so
+/// a high cosine with opposite polarity alone does not make a contradiction.
+fn share_words(a: &str, b: &str) -> bool {
+    let words = |t: &str| -> std::collections::BTreeSet<String> {
+        crate::index::terms::terms(t)
+            .into_iter()
+            .filter(|w| w.chars().count() >= 3 && polarity::find_cue(w).is_none())
+            .collect()
+    };
+    let (a, b) = (words(a), words(b));
+    let shared = a.intersection(&b).count();
+    let smaller = a.len().min(b.len());
+    smaller > 0 && shared * 2 >= smaller
 }
 
 fn strength(o: &Observation) -> (u8, u32, u32) {
@@ -215,10 +233,24 @@ impl<S: KvStore> Engine<S> {
         for (r, e) in written.iter().zip(&v[1..]) {
             let c = cosine(&v[0].vector, &e.vector);
             let s = polarity::stance(c, v[0].polarity, e.polarity, polarity::DEFAULT_SAME_TOPIC);
-            if s == polarity::Stance::Opposite {
+            if s == polarity::Stance::Opposite && share_words(text, &r.text) {
                 return Ok(Some(r.id));
             }
         }
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::share_words;
+
+    #[test]
+    fn contradictions_need_shared_words() {
+        assert!(share_words("Never use semicolons — the user removes them", "Use semicolons"));
+        assert!(!share_words(
+            "Never use semicolons — the user removes them",
+            "Always delete the lockfile and the npm cache before reinstalling"
+        ));
     }
 }

@@ -168,3 +168,16 @@ test("the learning loop: signals, nightly, observations, feedback, outcomes", as
   assert.equal(report.withOutcome, 1);
   await assert.rejects(mem.outcome("ana", 1, "failure"), /retrieval/);
 });
+
+test("the wasm build learns bit for bit what the native build learns", async (t) => {
+  const { readFileSync, existsSync } = await import("node:fs");
+  const target = process.env.CARGO_TARGET_DIR ?? join(import.meta.dirname, "../../target");
+  const file = join(target, "learn-digest-native.json");
+  assert.ok(existsSync(file), `${file} is missing: run cargo test --test learning first (tools/test does)`);
+  const native = JSON.parse(readFileSync(file, "utf8"));
+  const glue = await import("../../pkg/wasm/mnemo.js");
+  glue.initSync({ module: readFileSync(join(import.meta.dirname, "../../pkg/wasm/mnemo_bg.wasm")) });
+  const wasm = JSON.parse(glue.benchNightly(native.days, native.perDay, () => performance.now()));
+  assert.equal(wasm.observations, native.observations);
+  assert.equal(wasm.digest, native.digest);
+});

@@ -34,6 +34,23 @@ test("inspector: sample events, an explained recall, timeline, facts, rules, scr
     assert.match(await page.textContent("#hits .hit .factors"), /relevance.*recency.*importance/s);
     assert.equal(await page.locator("#facts li").count(), 2);
     assert.equal(await page.locator("#rules li").count(), 1);
+    // Observations: signals, a nightly run, "You are right" (promotes with its evidence),
+    // "You are wrong" (rejected for good).
+    await page.click("#sample-signals");
+    await page.waitForFunction(() => /stored 20 signals/.test(document.querySelector("#observations-note").textContent));
+    await page.click("#nightly");
+    await page.waitForFunction(() => document.querySelectorAll("#observations li").length === 2, null, { timeout: 60_000 });
+    const quotes = await page.locator("#observations .quote").allTextContents();
+    assert.ok(quotes.some((q) => /semicolons/.test(q)), quotes.join(" | "));
+    assert.ok(quotes.some((q) => /pleasantries/.test(q)), quotes.join(" | "));
+    await page.locator("#observations li", { hasText: "semicolons" }).locator("button.right").click();
+    await page.waitForFunction(() => /confirmed/.test(document.querySelector("#observations-note").textContent));
+    await page.click("#nightly");
+    await page.waitForFunction(() => [...document.querySelectorAll("#rules li")].some((li) => /semicolons/.test(li.textContent)));
+    assert.match(await page.locator("#rules li", { hasText: "semicolons" }).textContent(), /removed in 10 of 10 drafts/);
+    await page.locator("#observations li", { hasText: "pleasantries" }).locator("button.wrong").click();
+    await page.waitForFunction(() => /rejected for good/.test(document.querySelector("#observations-note").textContent));
+    assert.equal(await page.locator("#observations li", { hasText: "pleasantries" }).count(), 0, "a rejected observation leaves the open list");
     const decay = await page.locator("#timeline td.num").allTextContents();
     assert.ok(decay.some((t) => /^0\.\d\d$|^1\.00$/.test(t.trim())), "decay shown");
     const shot = process.env.MNEMO_SCREENSHOT ?? join(tmpdir(), "mnemo-inspector.png");

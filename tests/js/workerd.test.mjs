@@ -57,5 +57,26 @@ test("the Worker example remembers across two workerd instances (Durable Object 
     const timeline = await (await mf.dispatchFetch(`http://x${base}/timeline?user=ana`)).json();
     assert.equal(timeline.length, 3, base);
   }
+
+  // The learning loop in the Durable Object's alarm, a small work budget per alarm.
+  const signals = [0, 1, 2, 3, 4, 5].map((i) => ({
+    ts: new Date(Date.now() - 3 * 86_400_000 + i * 60_000).toISOString(),
+    kind: "edited",
+    agent: "email",
+    before: `Order ${i} is confirmed; it ships soon.`,
+    after: `Order ${i} is confirmed, it ships soon.`,
+  }));
+  assert.equal((await (await post(mf, "/signals?user=ana", signals)).json()).ids.length, 6);
+  assert.deepEqual(await (await post(mf, "/nightly?user=ana&budget=3", {})).json(), { scheduled: true });
+  let last = null;
+  for (let i = 0; i < 200 && !last?.done; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    last = await (await mf.dispatchFetch("http://x/nightly?user=ana")).json();
+  }
+  assert.equal(last?.done, true, JSON.stringify(last));
+  assert.ok(last.alarms > 2, `the run took several alarms: ${last.alarms}`);
+  const obs = await (await mf.dispatchFetch("http://x/observations?user=ana")).json();
+  assert.equal(obs.length, 1);
+  assert.equal(obs[0].patternDetail.behaviour, "removed:semicolon");
   await mf.dispose();
 });

@@ -1,5 +1,5 @@
 // The inspector page: forms and views over the engine running in ./worker.js.
-import { SAMPLE } from "./sample.js";
+import { SAMPLE, sampleSignals } from "./sample.js";
 
 const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
 const pending = new Map();
@@ -110,11 +110,69 @@ async function refreshFacts() {
 async function refreshRules() {
   const rules = await call("rules", ns());
   $("rules").replaceChildren(
-    ...rules.map((r) => el("li", {}, r.text, " ", el("span", { className: "meta", textContent: `${r.status} · ${day(r.createdAt)}` }))),
+    ...rules.map((r) =>
+      el(
+        "li",
+        {},
+        r.text,
+        " ",
+        el("span", { className: "meta", textContent: `${r.status} · ${day(r.createdAt)}` }),
+        r.evidence ? el("div", { className: "evidence", textContent: `${r.evidence} (observation #${r.observation})` }) : null,
+      ),
+    ),
   );
 }
 
-const refresh = () => Promise.all([refreshTimeline(), refreshFacts(), refreshRules()]);
+async function refreshObservations() {
+  const observations = await call("observations", ns());
+  $("observations").replaceChildren(
+    ...observations.map((o) => {
+      const verdict = (v) => async () => {
+        try {
+          await call("feedback", ns(), o.id, v);
+          $("observations-note").textContent =
+            v === "right" ? `#${o.id}: confirmed (confidence up a band; promoted at the next run if strong enough)` : `#${o.id}: rejected for good`;
+          await Promise.all([refreshObservations(), refreshRules(), refreshTimeline()]);
+        } catch (e) {
+          showError($("observations-note"), e);
+        }
+      };
+      const open = o.status === "open";
+      return el(
+        "li",
+        { className: `observation status-${o.status}` },
+        el("span", { className: "quote", textContent: o.quote }),
+        " ",
+        el("span", { className: "meta", textContent: `${o.confidence} · ${o.status}${o.rule ? ` · rule #${o.rule}` : ""}` }),
+        el("div", { className: "evidence", textContent: `${o.evidence} · ${o.occurrences} of ${o.opportunities} · ${o.pattern}` }),
+        open && !o.confirmedAt ? el("button", { className: "right", textContent: "You are right", onclick: verdict("right") }) : null,
+        open ? el("button", { className: "wrong quiet", textContent: "You are wrong", onclick: verdict("wrong") }) : null,
+      );
+    }),
+  );
+}
+
+const refresh = () => Promise.all([refreshTimeline(), refreshFacts(), refreshRules(), refreshObservations()]);
+
+$("sample-signals").onclick = async () => {
+  try {
+    const { ids } = await call("signals", ns(), sampleSignals());
+    $("observations-note").textContent = `stored ${ids.length} signals: run the nightly job to count them`;
+  } catch (e) {
+    showError($("observations-note"), e);
+  }
+};
+
+$("nightly").onclick = async () => {
+  try {
+    const n = await call("nightly", ns());
+    $("observations-note").textContent =
+      `nightly run: ${n.signalsRead} signal reads, ${n.inserted.length} new observations, ${n.promoted.length} rules promoted`;
+    await Promise.all([refreshObservations(), refreshRules()]);
+  } catch (e) {
+    showError($("observations-note"), e);
+  }
+};
 
 function hitView(h, best) {
   const x = h.explanation;

@@ -17,3 +17,32 @@ export const SAMPLE = [
   agent: "coder",
   createdAt: Date.now() - daysAgo * DAY,
 }));
+
+// A mail agent's drafts and what the user sent, five days ago: semicolons removed every time,
+// opening pleasantries removed for technical clients.
+export function sampleSignals() {
+  const base = Date.now() - 5 * DAY;
+  const iso = (ms) => new Date(ms).toISOString();
+  const out = [];
+  for (let i = 0; i < 10; i++) {
+    out.push({
+      ts: iso(base + i * 3_600_000),
+      kind: "edited",
+      agent: "email",
+      situation: { contact: "Marco Bertelli", segment: "client" },
+      before: `Dear Marco,\nI hope you are doing well. Order ${100 + i} is confirmed; it ships on Monday.\nBest regards,\nMaria`,
+      after: `Dear Marco,\nI hope you are doing well. Order ${100 + i} is confirmed, it ships on Monday.\nBest regards,\nMaria`,
+    });
+  }
+  for (let i = 0; i < 10; i++) {
+    out.push({
+      ts: iso(base + (10 + i) * 3_600_000 + 1_800_000),
+      kind: "edited",
+      agent: "email",
+      situation: { contact: "Luca Moretti", segment: "technical" },
+      before: `Dear Luca,\nI hope you are doing well. The API spec v${i} is attached.\nBest regards,\nMaria`,
+      after: `Dear Luca,\nThe API spec v${i} is attached.\nBest regards,\nMaria`,
+    });
+  }
+  return out;
+}

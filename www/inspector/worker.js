@@ -31,8 +31,12 @@ const methods = {
   factHistory: (ns, key) => memory.factHistory(ns, key),
   rollbackFact: (ns, key, version) => memory.rollbackFact(ns, key, version),
   addRule: (ns, text) => memory.addRule(ns, text),
-  rules: (ns) => memory.rules(ns),
+  rules: (ns) => memory.rules(ns, ["active", "candidate"]),
   maintain: () => memory.maintain(),
+  signals: (ns, signals) => memory.signals(ns, signals),
+  nightly: (ns) => memory.nightly(ns),
+  observations: (ns) => memory.observations(ns, ["open"]),
+  feedback: (ns, id, verdict) => memory.feedback(ns, id, verdict),
   forget: (ns) => memory.forgetNamespace(ns),
 };
 

@@ -2,6 +2,11 @@
 // consistent, one writer), on Durable Object storage. Vectors come from the host: Workers AI
 // (`env.AI`, bge-small-en-v1.5, 384-d) when bound, or the request's own `vector`.
 //
+// The learning loop runs in the Durable Object's alarm: POST /nightly schedules it, and each
+// alarm spends a bounded work budget (a Worker has a CPU limit, and Date.now() does not
+// advance during CPU work, so the budget counts records, not time), then re-arms itself until
+// the run is done.
+//
 // In your project: import { Mnemo, DurableObjectStorage } from "mnemo" (the package's
 // `workerd` condition picks the engine-only build, imported statically as workerd requires).
 import { Mnemo, DurableObjectStorage, WorkersKvStorage } from "../../../../pkg/src/entry-workerd.js";
@@ -35,6 +40,16 @@ async function handle(mem, env, request) {
         return json(await mem.timeline(ns));
       case "/maintain":
         return json(await mem.maintain());
+      case "/signals":
+        return json(await mem.signals(ns, Array.isArray(body) ? body : [body]));
+      case "/observations":
+        return json(await mem.observations(ns, ["open"]));
+      case "/feedback":
+        return json(await mem.feedback(ns, body.id, body.verdict));
+      case "/rules":
+        return json(await mem.rules(ns, ["active"]));
+      case "/outcome":
+        return json(await mem.outcome(ns, body.retrievalId, body.outcome));
       default:
         return json({ error: "unknown route" }, 404);
     }
@@ -51,13 +66,41 @@ export class Memory {
     this.env = env;
   }
 
-  async fetch(request) {
-    // Opened on first request (no randomness or wasm work at global scope).
+  // Opened on first use (no randomness or wasm work at global scope).
+  async #memory() {
     this.#mem ??= await Mnemo.open(new DurableObjectStorage(this.state.storage), {
       vectorModel: MODEL,
       dim: Number(this.env.DIM ?? 384),
     });
-    return handle(this.#mem, this.env, request);
+    return this.#mem;
+  }
+
+  async fetch(request) {
+    const url = new URL(request.url);
+    const user = url.searchParams.get("user") ?? "default";
+    if (url.pathname === "/nightly") {
+      if (request.method === "POST") {
+        // Keys outside mnemo's `u/` prefix are the example's own.
+        await this.state.storage.put("nightly/user", user);
+        await this.state.storage.put("nightly/budget", Number(url.searchParams.get("budget") ?? 5000));
+        await this.state.storage.setAlarm(Date.now());
+        return json({ scheduled: true });
+      }
+      return json((await this.state.storage.get("nightly/last")) ?? null);
+    }
+    return handle(await this.#memory(), this.env, request);
+  }
+
+  /** One slice of the nightly job per alarm, re-armed until the run is done. */
+  async alarm() {
+    const user = await this.state.storage.get("nightly/user");
+    const budget = await this.state.storage.get("nightly/budget");
+    if (!user) return;
+    const mem = await this.#memory();
+    const report = await mem.nightly(user, { budget });
+    const alarms = ((await this.state.storage.get("nightly/last"))?.alarms ?? 0) + 1;
+    await this.state.storage.put("nightly/last", { ...report, alarms });
+    if (!report.done) await this.state.storage.setAlarm(Date.now() + 10);
   }
 }
 
