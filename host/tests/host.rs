@@ -80,6 +80,26 @@ fn exercise(store: &[&str]) {
     assert!(ok && out.matches("\"text\"").count() == 3, "{out}");
     let (ok, _, err) = host(store, &["--host-embedder", "remember", " "]);
     assert!(!ok && err.contains("needs a text"), "{err}");
+    let (ok, out, err) = host(store, &["--host-embedder", "facts"]);
+    assert!(ok && out.contains("Italian"), "{out}{err}");
+    // The learning loop through the component: signals, the nightly job, observations.
+    let lines: Vec<String> = (0..6)
+        .map(|i| {
+            serde_json::json!({"ts": format!("2025-02-20T09:{i:02}:00+01:00"), "kind": "edited",
+                "agent": "email", "before": format!("Order {i} is confirmed; it ships soon."),
+                "after": format!("Order {i} is confirmed, it ships soon.")})
+            .to_string()
+        })
+        .collect();
+    let file =
+        std::env::temp_dir().join(format!("mnemo-host-signals-{}.jsonl", std::process::id()));
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let (ok, out, err) = host(store, &["signals", file.to_str().unwrap()]);
+    assert!(ok && out.contains("stored 6 signals"), "{out}{err}");
+    let (ok, out, err) = host(store, &["--host-embedder", "nightly", "--json"]);
+    assert!(ok && out.contains("\"done\":true"), "{out}{err}");
+    let (ok, out, err) = host(store, &["observations"]);
+    assert!(ok && out.contains("semicolons") && out.contains("6 of 6"), "{out}{err}");
 }
 
 #[test]
