@@ -35,7 +35,9 @@ export class Mnemo {
    * `embedder` (an `Embedder` from model bytes; moved into the engine), or `vectorModel` and
    * `dim` when the host supplies vectors — per call (`{vector}`) or through
    * `embed: async (texts, role) => vectors` (e.g. a Workers AI binding; role is "query" or
-   * "passage"); `now` (() => ms, default Date.now); `snapshotAfter`, `snapshotChunk`.
+   * "passage"); `now` (() => ms, default Date.now); `snapshotAfter`, `snapshotChunk`;
+   * `phrase` ((prompt, maxTokens) => string, synchronous: a language model that may reword
+   * observations; its answers are checked and the engine's own words kept when one fails).
    */
   static async open(storage, options = {}) {
     const m = new Mnemo();
@@ -51,6 +53,7 @@ export class Mnemo {
       }),
     );
     if (options.embedder) m.#engine.attachEmbedder(options.embedder);
+    if (options.phrase) m.#engine.attachPhraser(options.phrase);
     m.#embed = options.embed ?? null;
     return m;
   }

@@ -259,6 +259,12 @@ export interface OpenOptions {
   now?: () => number;
   snapshotAfter?: number;
   snapshotChunk?: number;
+  /**
+   * A synchronous language model that may reword observations (seed-format JSON in an
+   * `<observation>` block). Answers are checked: counts, word caps, ids, no new numbers or
+   * names; a failing answer keeps the engine's words.
+   */
+  phrase?: (prompt: string, maxTokens: number) => string;
 }
 
 export type Vector = Float32Array | number[];

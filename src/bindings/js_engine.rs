@@ -19,6 +19,19 @@ use crate::{Config, Engine, Error};
 
 type Inner = Engine<Journaled<MemoryStore>>;
 
+/// A JS function lent to the engine as its language model.
+struct JsPhraser(js_sys::Function);
+
+impl crate::learn::phrasing::Llm for JsPhraser {
+    fn complete(&mut self, prompt: &str, max_tokens: u32) -> std::result::Result<String, String> {
+        self.0
+            .call2(&JsValue::NULL, &prompt.into(), &max_tokens.into())
+            .map_err(|e| format!("the phraser threw: {e:?}"))?
+            .as_string()
+            .ok_or_else(|| "the phraser returned no string".to_string())
+    }
+}
+
 /// The engine over an in-memory mirror of the host's storage.
 #[wasm_bindgen]
 pub struct WasmEngine {
@@ -44,6 +57,18 @@ impl WasmEngine {
             Engine::new(Journaled::new(MemoryStore::new()), Config::default()),
         );
         self.inner = engine.with_embedder(Box::new(embedder.into_inner()));
+    }
+
+    /// Lets a synchronous JS function `(prompt, maxTokens) => string` phrase observations
+    /// (a host's language model). Its answers are checked (`learn::phrasing`); one that fails
+    /// the checks, or throws, leaves the engine's own words.
+    #[wasm_bindgen(js_name = attachPhraser)]
+    pub fn attach_phraser(&mut self, phrase: js_sys::Function) {
+        let engine = std::mem::replace(
+            &mut self.inner,
+            Engine::new(Journaled::new(MemoryStore::new()), Config::default()),
+        );
+        self.inner = engine.with_llm(Box::new(JsPhraser(phrase)));
     }
 
     /// Puts records the host read from its storage into the mirror (not journaled). `keys`

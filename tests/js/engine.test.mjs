@@ -181,3 +181,35 @@ test("the wasm build learns bit for bit what the native build learns", async (t)
   assert.equal(wasm.observations, native.observations);
   assert.equal(wasm.digest, native.digest);
 });
+
+test("a host language model may reword observations, and only faithfully", async () => {
+  const sig = (i) => ({
+    ts: `2025-03-01T09:${String(10 + i).padStart(2, "0")}:00+01:00`,
+    kind: "edited",
+    agent: "email",
+    before: `Order ${i} is confirmed; it ships soon.`,
+    after: `Order ${i} is confirmed, it ships soon.`,
+  });
+  const field = (prompt, name) => prompt.match(new RegExp(`^${name}: (.*)$`, "m"))[1];
+  const answer = (prompt, evidence) =>
+    `<observation>${JSON.stringify({
+      category: field(prompt, "category"),
+      agent: field(prompt, "agent"),
+      quote: "Avoid semicolons: the user deletes them.",
+      evidence,
+      occurrences: Number(field(prompt, "occurrences")),
+      confidence: field(prompt, "confidence"),
+      promotion_candidate: field(prompt, "promotion_candidate") === "true",
+    })}</observation>`;
+  const faithful = (p) => answer(p, `${field(p, "occurrences")} of ${field(p, "opportunities")} drafts lost them.`);
+  const inventive = (p) => answer(p, "99 of 100 drafts lost them.");
+  for (const [phrase, by] of [[faithful, "llm"], [inventive, "engine"]]) {
+    const mem = await Mnemo.open(new MemoryStorage(), { ...opts, phrase });
+    await mem.signals("ana", [0, 1, 2, 3, 4].map(sig));
+    await mem.nightly("ana", { now: Date.parse("2025-03-02T02:00:00Z") });
+    const [o] = await mem.observations("ana");
+    assert.equal(o.phrasedBy, by, o.quote);
+    if (by === "llm") assert.equal(o.quote, "Avoid semicolons: the user deletes them.");
+    else assert.match(o.quote, /Never use semicolons/);
+  }
+});
