@@ -102,7 +102,11 @@ pub struct StoreReport {
     pub memory_growth_mb: f64,
 }
 
+/// The `q` quantile of `v` (NaN when `v` is empty: a bench without queries has no latency).
 fn pct(v: &mut [f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
     v.sort_by(f64::total_cmp);
     v[((v.len() as f64 - 1.0) * q).round() as usize]
 }

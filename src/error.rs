@@ -58,7 +58,8 @@ pub enum Error {
     /// A vector does not belong to the model in use.
     #[error(
         "vector was made by model `{found}` but this engine uses `{expected}`: re-embed \
-             the text with the current model instead of mixing vector spaces"
+             with the current model instead of mixing vector spaces (Engine::reembed, \
+             `mnemo reembed`, JS `reembed`)"
     )]
     ModelMismatch {
         /// The model id the engine runs.
@@ -86,6 +87,15 @@ pub enum Error {
     /// A record that does not exist was addressed.
     #[error("{0} not found")]
     NotFound(String),
+    /// Another process holds the store open.
+    #[error(
+        "the store at {path} is open in another process (it holds mnemo.lock): close that \
+             process, or give this one another store directory"
+    )]
+    Locked {
+        /// The store directory.
+        path: String,
+    },
     /// Reading a local file failed (native hosts only).
     #[error("cannot read {path}: {detail}")]
     Io {
@@ -105,6 +115,7 @@ impl Error {
             Error::InvalidInput(_) => "INVALID_INPUT",
             Error::ModelMismatch { .. } => "MODEL_MISMATCH",
             Error::Io { .. } => "IO",
+            Error::Locked { .. } => "LOCKED",
             Error::UnknownNamespace(_) => "UNKNOWN_NAMESPACE",
             Error::NotFound(_) => "NOT_FOUND",
             Error::Corrupt { .. } => "CORRUPT",

@@ -300,6 +300,10 @@ fn words(s: &str) -> Vec<(String, usize, usize)> {
     out
 }
 
+/// 0000-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, in ms.
+const MIN_NOW: i64 = -62_167_219_200_000;
+const MAX_NOW: i64 = 253_402_300_799_999;
+
 fn window_for(unit: char, offset: i64, now: i64) -> Window {
     let today = now.div_euclid(DAY);
     match unit {
@@ -339,6 +343,11 @@ fn cut(query: &str, from: usize, to: usize) -> String {
 /// A named month means its latest occurrence not after `now` ("in March" asked in February
 /// 2025 means March 2024). "N days/weeks ago" and "last N days" are understood in English.
 pub fn parse_query_time(query: &str, now: i64) -> Option<TimeExpr> {
+    // Calendar arithmetic below multiplies days by DAY: outside years 0–9999 (a host's clock
+    // gone wrong) it could overflow, so such a `now` resolves no time expression.
+    if !(MIN_NOW..=MAX_NOW).contains(&now) {
+        return None;
+    }
     let w = words(query);
     let folded: Vec<&str> = w.iter().map(|x| x.0.as_str()).collect();
     let mk = |reference, i: usize, j: usize| TimeExpr {
@@ -362,7 +371,8 @@ pub fn parse_query_time(query: &str, now: i64) -> Option<TimeExpr> {
             return Some(mk(TimeRef::Window(window_for(unit, off, now)), i, i + n - 1));
         }
         // "3 days ago", "2 weeks ago", "last 10 days".
-        if let Ok(n) = folded[i].parse::<i64>() {
+        // At most 10,000 years back, so `days × DAY` stays far inside i64.
+        if let Some(n) = folded[i].parse::<i64>().ok().filter(|n| (0..=120_000).contains(n)) {
             let unit = folded.get(i + 1).copied().unwrap_or("");
             let days = match unit.trim_end_matches('s') {
                 "day" => n,
@@ -486,5 +496,17 @@ mod tests {
         assert_eq!(e.rest, "which Node version");
         let e = parse_query_time("errori dopo il rilascio", 0).unwrap();
         assert_eq!(e.reference, TimeRef::Anchor { event: "rilascio".into(), before: false });
+    }
+
+    #[test]
+    fn extreme_clocks_and_numbers_resolve_nothing_instead_of_overflowing() {
+        for now in [i64::MAX, i64::MIN, MAX_NOW + 1] {
+            assert!(parse_query_time("what happened last week", now).is_none());
+        }
+        let now = at("2025-02-10T12:00:00Z");
+        assert!(parse_query_time("99999999999999999 months ago", now).is_none());
+        assert!(parse_query_time("the last 9223372036854775807 days", now).is_none());
+        assert!(parse_query_time("3 days ago", now).is_some());
+        assert!(parse_query_time("last year", MAX_NOW).is_some());
     }
 }

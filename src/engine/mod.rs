@@ -17,6 +17,7 @@ mod observe;
 mod outcomes;
 pub mod policy;
 mod recall;
+mod repair;
 mod rules;
 pub mod score;
 mod signals;
@@ -32,6 +33,7 @@ pub use policy::{Decision, WritePolicy};
 pub use recall::{Filter, Hit, Query, Recall};
 pub use score::{Decay, Explanation, Formula, Scoring};
 pub use snapshot::Opened;
+pub use space::Quarantined;
 
 use std::collections::HashMap;
 
@@ -344,8 +346,8 @@ impl<S: KvStore> Engine<S> {
     /// Updates the indexes after a stored [`Engine::stage_status`].
     fn apply_status(&mut self, ns: &Namespace, e: Episode) -> Result<()> {
         let id = e.id;
-        let vector = if e.is_live() { space::read_vector(&self.store, ns, id)? } else { None };
         let space = self.spaces.get_mut(ns.as_str()).expect("loaded by stage_status");
+        let vector = if e.is_live() { space.vector(&self.store, ns, id)? } else { None };
         space.mark_dirty(id);
         space.unindex(id);
         match vector {

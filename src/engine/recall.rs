@@ -262,7 +262,7 @@ fn candidates(
     filter: &Filter,
     k: usize,
 ) -> HashMap<u64, Vec<&'static str>> {
-    let n = (k * FANOUT).max(MIN_CANDIDATES);
+    let n = k.saturating_mul(FANOUT).max(MIN_CANDIDATES);
     let whole = filter.needs_episode();
     let keep = |id: u64| {
         space.episodes.hot(id).is_some_and(|h| h.is_live() && filter.matches_hot(h))

@@ -31,17 +31,6 @@ fn decode_meta(bytes: &[u8]) -> Result<(u64, String)> {
     Ok(out)
 }
 
-pub(crate) fn read_vector(
-    store: &impl KvStore,
-    ns: &Namespace,
-    id: u64,
-) -> Result<Option<Vec<f32>>> {
-    match store.get(&ns.key(Table::Vector, &id.to_be_bytes()))? {
-        Some(b) => Ok(Some(decode_vector(&b)?.1)),
-        None => Ok(None),
-    }
-}
-
 /// Calls `f` on every (key, value) under `prefix` (after key `after`, when given), page by page.
 pub(crate) fn scan_all(
     store: &impl KvStore,
@@ -63,6 +52,7 @@ pub(crate) fn scan_pages(
     loop {
         let entries = store.scan(prefix, after.as_deref(), page)?;
         for (k, v) in &entries {
+            check_scanned(k, prefix)?;
             f(k, v)?;
         }
         match entries.last() {
@@ -70,6 +60,24 @@ pub(crate) fn scan_pages(
             _ => return Ok(()),
         }
     }
+}
+
+/// A host's scan must return keys under the prefix asked for; a key that is not is the
+/// host's bug, reported instead of sliced (slicing a shorter key would panic and trap a wasm
+/// instance).
+pub(crate) fn check_scanned(key: &[u8], prefix: &[u8]) -> Result<()> {
+    if key.starts_with(prefix) {
+        return Ok(());
+    }
+    Err(Error::Corrupt {
+        what: "storage scan".into(),
+        detail: format!(
+            "the host returned key {:?} for prefix {:?}: its scan must return only keys that \
+             start with the prefix",
+            String::from_utf8_lossy(key),
+            String::from_utf8_lossy(prefix)
+        ),
+    })
 }
 
 /// Where the namespace's snapshot stands.
@@ -81,6 +89,19 @@ pub(crate) struct SnapState {
     pub chunks: u32,
     /// Episodes below the watermark changed since (each has a marker in the store).
     pub dirty: FastSet,
+}
+
+/// A stored record that could not be read when its namespace was opened. It stays in the store,
+/// untouched, for repair; the rest of the namespace opens without it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Quarantined {
+    /// Its key in the store (`u/<namespace>/<table>/<id>`), lossily as text.
+    pub key: String,
+    /// The episode it belongs to.
+    pub episode: u64,
+    /// What is wrong with it, and what it costs: an unreadable episode is missing from
+    /// recall; an unreadable or foreign vector leaves its episode to BM25 until `reembed`.
+    pub reason: String,
 }
 
 pub(crate) type FastSet = std::collections::HashSet<u64, foldhash::fast::FixedState>;
@@ -99,6 +120,8 @@ pub(crate) struct Space {
     pub outcome_weights: crate::index::FastMap<u64, f32>,
     /// Ids of the active rules, once read (`None` after a rule was written).
     pub active_rules: Option<Vec<u64>>,
+    /// Records that could not be read on open.
+    pub quarantined: Vec<Quarantined>,
 }
 
 impl Space {
@@ -115,6 +138,7 @@ impl Space {
             opened: Opened::Rebuilt { reason: None },
             outcome_weights: Default::default(),
             active_rules: None,
+            quarantined: Vec::new(),
         };
         if let Some(w) = store.get(&ns.key(Table::Meta, b"outcome-weights"))? {
             space.outcome_weights =
@@ -169,10 +193,19 @@ impl Space {
         let mut count = 0;
         let watermark = self.snap.watermark;
         for &id in dirty.iter().filter(|&&id| id < watermark) {
-            let Some(bytes) = store.get(&ns.key(Table::Episode, &id.to_be_bytes()))? else {
+            let key = ns.key(Table::Episode, &id.to_be_bytes());
+            let Some(bytes) = store.get(&key)? else {
                 continue;
             };
-            let e = Episode::decode(&bytes)?;
+            let e = match Episode::decode(&bytes) {
+                Ok(e) => e,
+                Err(err) => {
+                    // The snapshot's copy is older than the record: drop it too.
+                    self.unindex(id);
+                    self.quarantine(&key, id, format!("episode unreadable: {err}"));
+                    continue;
+                }
+            };
             count += 1;
             let same = self.episodes.get(id)?.is_some_and(|old| {
                 old.is_live() == e.is_live() && old.search_text() == e.search_text()
@@ -182,7 +215,7 @@ impl Space {
                 continue;
             }
             self.unindex(id);
-            match read_vector(store, ns, id)? {
+            match self.vector(store, ns, id)? {
                 Some(v) if e.is_live() => self.index(e, &v),
                 _ => {
                     self.by_time.insert((e.created_at, id));
@@ -201,8 +234,15 @@ impl Space {
         // index: no intermediate copy of the f32 vectors.
         let mut count = 0;
         let eprefix = ns.table_prefix(Table::Episode);
-        scan_all(store, &eprefix, after(Table::Episode), |_, v| {
-            let e = Episode::decode(v)?;
+        scan_all(store, &eprefix, after(Table::Episode), |k, v| {
+            let e = match Episode::decode(v) {
+                Ok(e) => e,
+                Err(err) => {
+                    let id = id_of(k, eprefix.len()).unwrap_or(0);
+                    self.quarantine(k, id, format!("episode unreadable: {err}"));
+                    return Ok(());
+                }
+            };
             if e.is_live() {
                 self.bm25.insert(e.id, &e.search_text());
             }
@@ -213,17 +253,55 @@ impl Space {
         })?;
         let vprefix = ns.table_prefix(Table::Vector);
         scan_all(store, &vprefix, after(Table::Vector), |k, v| {
-            let (model, vector) = decode_vector(v)?;
-            if model != self.model {
-                return Err(Error::ModelMismatch { expected: self.model.clone(), found: model });
-            }
             let id = id_of(k, vprefix.len())?;
-            if self.episodes.hot(id).is_some_and(Hot::is_live) {
-                self.vectors.insert(id, &vector);
+            if let Some(vector) = self.checked_vector(k, id, v) {
+                if self.episodes.hot(id).is_some_and(Hot::is_live) {
+                    self.vectors.insert(id, &vector);
+                }
             }
             Ok(())
         })?;
         Ok(count)
+    }
+
+    /// Sets `key` aside as unreadable (it stays in the store for repair).
+    fn quarantine(&mut self, key: &[u8], episode: u64, reason: String) {
+        let key = String::from_utf8_lossy(key).into_owned();
+        self.quarantined.push(Quarantined { key, episode, reason });
+    }
+
+    /// The vector record `bytes` under `key`, when it is readable, of the namespace's model and
+    /// of the index's dimension; otherwise it is quarantined and its episode left to BM25.
+    fn checked_vector(&mut self, key: &[u8], id: u64, bytes: &[u8]) -> Option<Vec<f32>> {
+        let reason = match decode_vector(bytes) {
+            Err(err) => format!("vector unreadable: {err}"),
+            Ok((model, _)) if model != self.model => format!(
+                "vector of model `{model}` in a namespace of model `{}`: run reembed",
+                self.model
+            ),
+            Ok((_, v)) if v.len() != self.vectors.dim() => format!(
+                "vector of {} dimensions in an index of {}: run reembed",
+                v.len(),
+                self.vectors.dim()
+            ),
+            Ok((_, v)) => return Some(v),
+        };
+        self.quarantine(key, id, reason);
+        None
+    }
+
+    /// Episode `id`'s vector, checked as on open (`None` when absent or quarantined).
+    pub fn vector(
+        &mut self,
+        store: &impl KvStore,
+        ns: &Namespace,
+        id: u64,
+    ) -> Result<Option<Vec<f32>>> {
+        let key = ns.key(Table::Vector, &id.to_be_bytes());
+        Ok(match store.get(&key)? {
+            Some(b) => self.checked_vector(&key, id, &b),
+            None => None,
+        })
     }
 
     /// Changes made since the stored snapshot (new episodes and dirty ones).
@@ -243,9 +321,12 @@ impl Space {
         }
     }
 
-    /// Fails when vectors of `model` would join vectors of another model.
+    /// Fails when vectors of `model` would join vectors of another model. A namespace that
+    /// never held an episode takes any model; one whose vectors carry no model name (host
+    /// vectors stored without one) is a model of its own, so naming a model later needs
+    /// `reembed` rather than silently mixing the two.
     pub fn check_model(&self, model: &str) -> Result<()> {
-        if !self.model.is_empty() && self.model != model {
+        if self.next_id > 1 && self.model != model {
             return Err(Error::ModelMismatch { expected: model.into(), found: self.model.clone() });
         }
         Ok(())

@@ -182,10 +182,11 @@ impl Bm25 {
         }
         let mut ranked: Vec<(u64, f32)> = scores.into_iter().collect();
         let order = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        let mut out = Vec::with_capacity(k);
+        // `k` comes from callers (a host may ask for any number): never reserve more than exists.
+        let mut out = Vec::with_capacity(k.min(ranked.len()));
         // Partial selection: sort only a prefix at a time, widening while the filter rejects.
         let mut start = 0;
-        let mut width = (2 * k).max(64);
+        let mut width = k.saturating_mul(2).max(64);
         while out.len() < k && start < ranked.len() {
             let end = (start + width).min(ranked.len());
             if end < ranked.len() {
@@ -201,7 +202,7 @@ impl Bm25 {
                 }
             }
             start = end;
-            width *= 4;
+            width = width.saturating_mul(4);
         }
         out
     }

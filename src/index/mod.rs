@@ -1,6 +1,7 @@
 //! Derived indexes over stored records (rebuilt from the store; never the source of truth).
 
 pub mod bm25;
+mod graph_check;
 pub mod persist;
 pub mod terms;
 pub mod vectors;

@@ -173,6 +173,8 @@ impl VectorIndex {
                 data: data.iter().map(|&x| x as i8).collect(),
             });
             let graph = r.bytes()?;
+            super::graph_check::check(graph, rows)
+                .map_err(|e| r.corrupt(format!("segment {s}: {e}")))?;
             READING.with(|f| *f.borrow_mut() = Some(flat.clone()));
             let map = postcard::from_bytes(graph);
             READING.with(|f| *f.borrow_mut() = None);
@@ -249,5 +251,41 @@ mod tests {
         let mut r = Reader::new(&bytes, "test");
         Bm25::decode(&mut r).unwrap();
         assert!(VectorIndex::decode(&mut r, 32, other).is_err(), "another ef_search is refused");
+    }
+
+    /// Whatever the bytes of a graph say, decoding either refuses them or yields an index
+    /// that searches without panicking (instant-distance indexes by the ids it reads).
+    #[test]
+    fn a_damaged_graph_is_refused_or_harmless() {
+        let config = VectorConfig { seal_at: 60, ..VectorConfig::default() };
+        let mut v = VectorIndex::new(8, config);
+        for id in 0..60u64 {
+            v.insert(id, &unit(id, 8));
+        }
+        v.maintain(true);
+        let mut w = Writer::new();
+        v.encode(&mut w).unwrap();
+        let bytes = w.finish();
+        // The graph is the last `bytes` field of the segment, before the empty delta (4 bytes).
+        let graph_end = bytes.len() - 4;
+        let graph_len = postcard::to_allocvec(&v.segments[0].map).unwrap().len();
+        let graph_start = graph_end - graph_len;
+        let (mut refused, mut accepted) = (0, 0);
+        for at in graph_start..graph_end {
+            for value in [0x00, 0x3b, 0x7f, 0xff] {
+                let mut b = bytes.clone();
+                b[at] = value;
+                match VectorIndex::decode(&mut Reader::new(&b, "t"), 8, config) {
+                    Err(_) => refused += 1,
+                    Ok(index) => {
+                        accepted += 1;
+                        for q in 0..3 {
+                            index.search(&unit(500 + q, 8), 5, |_| true);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(refused > 0 && accepted > 0, "refused {refused}, accepted {accepted}");
     }
 }

@@ -23,12 +23,14 @@ pub fn fold(word: &str) -> String {
 /// The index terms of `text`, in order, with repeats (term frequency counts them).
 pub fn terms(text: &str) -> Vec<String> {
     let mut out: Vec<String> = text.unicode_words().map(fold).filter(|w| !w.is_empty()).collect();
+    // Whole tokens are added once each; a set keeps that linear on long punctuated texts.
+    let mut seen: std::collections::HashSet<String> = out.iter().cloned().collect();
     for token in text.split_whitespace() {
         let token = token.trim_matches(|c: char| !c.is_alphanumeric() && !"€$£¥%".contains(c));
         let inner_punct = token.chars().any(|c| !c.is_alphanumeric());
         if inner_punct && token.chars().any(char::is_alphanumeric) {
             let whole = fold(token);
-            if !out.contains(&whole) {
+            if seen.insert(whole.clone()) {
                 out.push(whole);
             }
         }

@@ -17,8 +17,19 @@
 //! is dropped, which keeps batches atomic. A bad record followed by more data, or a complete
 //! header whose length fails `len_crc` (so a damaged length cannot pass for a torn tail), is
 //! corruption: opening fails with [`Error::Corrupt`] without touching the file. When the log grows
-//! past twice
-//! the live data, it is rewritten as one record into `mnemo.log.tmp` and renamed over the log.
+//! past twice the live data (plus 1 MiB), it is rewritten as one record into `mnemo.log.tmp` and
+//! renamed over the log; [`KvStore::vacuum`] does the same on demand, so deleted values leave
+//! the file (erasure).
+//!
+//! Faults, and what each leaves behind:
+//!
+//! - An append that fails part-way (a full disk) is cut off again before `write` returns its
+//!   error, so the next append never lands behind a partial record. If even that fails, the
+//!   store refuses further writes until it is reopened (reopening drops the torn tail).
+//! - A compaction that fails after the batch was appended and synced does not fail the write
+//!   (it happened); compaction is retried once the log has grown another MiB.
+//! - One process at a time: `open` takes an exclusive lock on `mnemo.lock` (released when the
+//!   store is dropped or the process ends); a second opener gets [`Error::Locked`].
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -39,6 +50,24 @@ pub struct FileStore {
     file: File,
     map: MemoryStore,
     log_bytes: u64,
+    /// Held for the store's lifetime: its exclusive lock keeps other processes out.
+    _lock: File,
+    /// Why writes are refused (a failed append that could not be undone).
+    poisoned: Option<String>,
+    /// Log size at which the next automatic compaction is tried (raised after a failure).
+    retry_compaction_at: u64,
+    #[cfg(test)]
+    faults: Faults,
+}
+
+/// Faults the unit tests inject into the next append or compaction.
+#[cfg(test)]
+#[derive(Debug, Default)]
+struct Faults {
+    /// Write only this many bytes of the next record, then fail.
+    short_write: Option<usize>,
+    /// Fail the next compaction before it renames.
+    compaction: bool,
 }
 
 fn io(path: &Path, e: std::io::Error) -> Error {
@@ -50,6 +79,20 @@ impl FileStore {
     pub fn open(dir: impl AsRef<Path>) -> Result<Self> {
         let dir = dir.as_ref().to_path_buf();
         std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+        let lock_path = dir.join("mnemo.lock");
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| io(&lock_path, e))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::Locked { path: dir.display().to_string() })
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(&lock_path, e)),
+        }
         let path = dir.join(LOG);
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
@@ -64,7 +107,17 @@ impl FileStore {
             file.set_len(valid as u64).map_err(|e| io(&path, e))?;
             file.sync_all().map_err(|e| io(&path, e))?;
         }
-        Ok(Self { dir, file, map: MemoryStore::from_map(map), log_bytes: valid as u64 })
+        Ok(Self {
+            dir,
+            file,
+            map: MemoryStore::from_map(map),
+            log_bytes: valid as u64,
+            _lock: lock,
+            poisoned: None,
+            retry_compaction_at: 0,
+            #[cfg(test)]
+            faults: Faults::default(),
+        })
     }
 
     /// Rewrites the log as a single record of the live data.
@@ -77,6 +130,10 @@ impl FileStore {
         let tmp = self.dir.join("mnemo.log.tmp");
         let path = self.dir.join(LOG);
         let mut f = File::create(&tmp).map_err(|e| io(&tmp, e))?;
+        #[cfg(test)]
+        if std::mem::take(&mut self.faults.compaction) {
+            return Err(io(&tmp, std::io::Error::other("injected compaction failure")));
+        }
         f.write_all(&record).map_err(|e| io(&tmp, e))?;
         f.sync_all().map_err(|e| io(&tmp, e))?;
         std::fs::rename(&tmp, &path).map_err(|e| io(&path, e))?;
@@ -90,6 +147,17 @@ impl FileStore {
 
     fn live_bytes(&self) -> u64 {
         self.map.iter().map(|(k, v)| (k.len() + v.len() + 9) as u64).sum()
+    }
+
+    /// Appends `record` and syncs it.
+    fn append(&mut self, record: &[u8]) -> std::io::Result<()> {
+        #[cfg(test)]
+        if let Some(n) = self.faults.short_write.take() {
+            self.file.write_all(&record[..n.min(record.len())])?;
+            return Err(std::io::Error::other("injected short write"));
+        }
+        self.file.write_all(record)?;
+        self.file.sync_data()
     }
 }
 
@@ -108,19 +176,38 @@ impl KvStore for FileStore {
     }
 
     fn write(&mut self, batch: &Batch) -> Result<()> {
+        if let Some(why) = &self.poisoned {
+            return Err(Error::Io {
+                path: self.dir.join(LOG).display().to_string(),
+                detail: format!("{why}; reopen the store (opening drops the partial record)"),
+            });
+        }
         if batch.is_empty() {
             return Ok(());
         }
         let record = encode(batch);
         let path = self.dir.join(LOG);
-        self.file.write_all(&record).map_err(|e| io(&path, e))?;
-        self.file.sync_data().map_err(|e| io(&path, e))?;
+        if let Err(e) = self.append(&record) {
+            // Cut off whatever part of the record reached the file, so that the next append
+            // does not land behind a partial record (which would read as mid-log corruption).
+            let undo = self.file.set_len(self.log_bytes).and_then(|()| self.file.sync_all());
+            if let Err(u) = undo {
+                self.poisoned = Some(format!("a failed append ({e}) could not be cut off ({u})"));
+            }
+            return Err(io(&path, e));
+        }
         self.map.write(batch)?;
         self.log_bytes += record.len() as u64;
-        if self.log_bytes > 2 * self.live_bytes() + (1 << 20) {
-            self.compact()?;
+        let due = 2 * self.live_bytes() + (1 << 20);
+        if self.log_bytes > due.max(self.retry_compaction_at) && self.compact().is_err() {
+            // The batch is durable: report success, and try again after another MiB.
+            self.retry_compaction_at = self.log_bytes + (1 << 20);
         }
         Ok(())
+    }
+
+    fn vacuum(&mut self) -> Result<()> {
+        self.compact()
     }
 }
 
@@ -218,4 +305,84 @@ fn decode(mut p: &[u8]) -> std::result::Result<Batch, String> {
         return Err(format!("{} trailing bytes", p.len()));
     }
     Ok(batch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("mnemo-file-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    fn put(k: &str, v: &str) -> Batch {
+        let mut b = Batch::new();
+        b.put(k.as_bytes().to_vec(), v.as_bytes().to_vec());
+        b
+    }
+
+    #[test]
+    fn a_failed_append_is_cut_off_and_later_writes_stay_readable() {
+        let d = dir("short");
+        let mut s = FileStore::open(&d).unwrap();
+        s.write(&put("a", "1")).unwrap();
+        s.faults.short_write = Some(11);
+        assert_eq!(s.write(&put("b", "2")).unwrap_err().code(), "IO");
+        assert_eq!(s.get(b"b").unwrap(), None, "a failed write changes nothing");
+        s.write(&put("c", "3")).unwrap();
+        drop(s);
+        let s = FileStore::open(&d).expect("no partial record sits mid-log");
+        assert_eq!(s.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+        assert_eq!(s.get(b"b").unwrap(), None);
+        assert_eq!(s.get(b"c").unwrap().as_deref(), Some(&b"3"[..]));
+    }
+
+    #[test]
+    fn a_failed_compaction_does_not_fail_the_write_that_happened() {
+        let d = dir("compaction");
+        let mut s = FileStore::open(&d).unwrap();
+        let big = "x".repeat(600 * 1024);
+        s.write(&put("k", &big)).unwrap();
+        s.faults.compaction = true;
+        // Overwriting the value leaves 1.2 MB of log for 0.6 MB live: compaction is due.
+        s.write(&put("k", &big.replace('x', "y"))).expect("the append was durable");
+        assert!(s.log_bytes > 1_200_000, "the compaction failed, the log kept its records");
+        s.write(&put("k", "small")).unwrap();
+        drop(s);
+        let s = FileStore::open(&d).unwrap();
+        assert_eq!(s.get(b"k").unwrap().as_deref(), Some(&b"small"[..]));
+    }
+
+    #[test]
+    fn one_process_at_a_time() {
+        let d = dir("lock");
+        let s = FileStore::open(&d).unwrap();
+        assert_eq!(FileStore::open(&d).unwrap_err().code(), "LOCKED");
+        drop(s);
+        FileStore::open(&d).expect("the lock goes with the store");
+    }
+
+    #[test]
+    fn vacuum_leaves_no_byte_of_deleted_values_in_the_file() {
+        let d = dir("vacuum");
+        let mut s = FileStore::open(&d).unwrap();
+        s.write(&put("keep", "public")).unwrap();
+        s.write(&put("gone", "secret-marker-7731")).unwrap();
+        let mut b = Batch::new();
+        b.delete(b"gone".to_vec());
+        s.write(&b).unwrap();
+        let raw = std::fs::read(d.join(LOG)).unwrap();
+        assert!(raw.windows(18).any(|w| w == b"secret-marker-7731"), "a log keeps deleted bytes");
+        s.vacuum().unwrap();
+        let raw = std::fs::read(d.join(LOG)).unwrap();
+        assert!(!raw.windows(18).any(|w| w == b"secret-marker-7731"));
+        assert!(!raw.windows(4).any(|w| w == b"gone"));
+        drop(s);
+        assert_eq!(
+            FileStore::open(&d).unwrap().get(b"keep").unwrap().as_deref(),
+            Some(&b"public"[..])
+        );
+    }
 }

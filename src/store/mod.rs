@@ -95,4 +95,12 @@ pub trait KvStore {
 
     /// Applies `batch` atomically and durably; returns once it is stored.
     fn write(&mut self, batch: &Batch) -> Result<()>;
+
+    /// Makes deleted values unrecoverable from the backend's own files: log-shaped backends
+    /// rewrite their log with only the live data, SQLite checkpoints and truncates its WAL.
+    /// Erasure calls it after its delete batch. The default does nothing, right for backends
+    /// whose deletes already drop the bytes (memory).
+    fn vacuum(&mut self) -> Result<()> {
+        Ok(())
+    }
 }

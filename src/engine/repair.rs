@@ -1,0 +1,62 @@
+//! Repair: what a namespace could not read on open, and re-embedding it under a new model.
+
+use super::space::{scan_all, Quarantined};
+use super::Engine;
+use crate::embed::Role;
+use crate::error::{Error, Result};
+use crate::record::episode::encode_vector;
+use crate::record::Episode;
+use crate::store::{Batch, KvStore, Namespace, Table};
+
+/// Episodes embedded per call to the embedder while re-embedding.
+const EMBED_BATCH: usize = 32;
+
+impl<S: KvStore> Engine<S> {
+    /// The records of namespace `ns` that could not be read when it was opened (loading it
+    /// first). They stay in the store, untouched; the rest of the namespace works without them.
+    pub fn quarantined(&mut self, ns: &str) -> Result<Vec<Quarantined>> {
+        let ns = Namespace::new(ns)?;
+        Ok(self.space(&ns)?.quarantined.clone())
+    }
+
+    /// Re-embeds every readable episode of `ns` with the attached embedder and makes its model
+    /// the namespace's: the way forward after a model change (or from host vectors stored
+    /// without a model name), which recall and remember otherwise refuse with MODEL_MISMATCH.
+    /// One atomic batch: the new vectors, the namespace record, and the removal of the
+    /// snapshot (its vectors are the old model's; the next open rebuilds). Returns how many
+    /// episodes were embedded.
+    pub fn reembed(&mut self, ns: &str) -> Result<usize> {
+        let nsc = Namespace::new(ns)?;
+        if self.embedder.is_none() {
+            return Err(Error::InvalidInput(
+                "reembed needs an embedder: load the model the namespace should use".into(),
+            ));
+        }
+        let next_id = self.space(&nsc)?.next_id;
+        let mut episodes: Vec<Episode> = Vec::new();
+        scan_all(&self.store, &nsc.table_prefix(Table::Episode), None, |_, v| {
+            episodes.extend(Episode::decode(v).ok()); // quarantined ones stay as they are
+            Ok(())
+        })?;
+        let model = self.config.vector_model.clone();
+        let mut batch = Batch::new();
+        for chunk in episodes.chunks(EMBED_BATCH) {
+            let texts: Vec<&str> = chunk.iter().map(|e| e.text.as_str()).collect();
+            let vectors = self.embed(&texts, Role::Passage)?;
+            for (e, v) in chunk.iter().zip(vectors) {
+                batch.put(
+                    nsc.key(Table::Vector, &e.id.to_be_bytes()),
+                    encode_vector(&model, &v.vector),
+                );
+            }
+        }
+        batch.put(nsc.key(Table::Meta, b"space"), super::space::encode_meta(next_id, &model));
+        scan_all(&self.store, &nsc.table_prefix(Table::Snapshot), None, |k, _| {
+            batch.delete(k.to_vec());
+            Ok(())
+        })?;
+        self.store.write(&batch)?;
+        self.spaces.remove(nsc.as_str());
+        Ok(episodes.len())
+    }
+}

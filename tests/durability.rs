@@ -1,0 +1,153 @@
+//! Durability of the engine on bad input, foreign vectors and damaged records: typed errors,
+//! nothing stored changed, no panic (a panic traps a wasm instance).
+
+mod common;
+
+use common::hash_embed::{vector, HashEmbedder, DIM};
+use mnemo::record::Episode;
+use mnemo::store::{Batch, KvStore, MemoryStore, Namespace, Table};
+use mnemo::{Config, Engine, Query, Remembered};
+
+const NOW: i64 = 1_700_000_000_000;
+
+fn host_vectors(store: MemoryStore) -> Engine<MemoryStore> {
+    Engine::new(store, Config { dim: DIM, ..Config::default() })
+}
+
+fn stored(r: Remembered) -> u64 {
+    match r {
+        Remembered::Stored { id, .. } => id,
+        d => panic!("{d:?}"),
+    }
+}
+
+fn texts() -> [&'static str; 3] {
+    [
+        "Deploy of web-app failed: stale lockfile in the cache",
+        "Invoice INV-7 sent to Marco",
+        "The team prefers short answers",
+    ]
+}
+
+fn filled() -> Engine<MemoryStore> {
+    let mut e = host_vectors(MemoryStore::new());
+    for (i, t) in texts().iter().enumerate() {
+        stored(e.remember("ana", Episode::new(*t, NOW + i as i64), Some(&vector(t))).unwrap());
+    }
+    e
+}
+
+#[test]
+fn any_k_is_answered_without_reserving_it() {
+    let mut e = filled();
+    for k in [usize::MAX, usize::MAX / 2, 1 << 40] {
+        let mut q = Query::new("lockfile", k);
+        q.vector = Some(vector("lockfile"));
+        let r = e.recall("ana", &q, NOW + 10).unwrap();
+        assert_eq!(r.hits.len(), 3);
+    }
+}
+
+#[test]
+fn unnamed_host_vectors_are_not_mixed_with_a_named_model_and_reembed_moves_on() {
+    let store = filled().into_store();
+    let before: Vec<_> = store.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let mut named = Engine::new(store, Config::default()).with_embedder(Box::new(HashEmbedder));
+    let err = named.remember("ana", Episode::new("a fourth one", NOW + 5), None).unwrap_err();
+    assert_eq!(err.code(), "MODEL_MISMATCH");
+    assert!(err.to_string().contains("reembed"), "{err}");
+    assert_eq!(
+        named.recall("ana", &Query::new("lockfile", 3), NOW).unwrap_err().code(),
+        "MODEL_MISMATCH"
+    );
+    let after: Vec<_> = named.store().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    assert_eq!(before, after, "a refused write stores nothing");
+
+    assert_eq!(named.reembed("ana").unwrap(), 3);
+    stored(named.remember("ana", Episode::new("a fourth one", NOW + 5), None).unwrap());
+    let store = named.into_store();
+    let mut reopened = Engine::new(store, Config::default()).with_embedder(Box::new(HashEmbedder));
+    assert_eq!(reopened.load("ana").unwrap(), 4, "the namespace opens after the model change");
+    assert!(reopened.quarantined("ana").unwrap().is_empty());
+    let hits = reopened.recall("ana", &Query::new("stale lockfile", 1), NOW + 10).unwrap().hits;
+    assert!(hits[0].episode.text.contains("lockfile"));
+}
+
+/// Overwrites the stored value under `key` (a damaged or foreign record).
+fn poke(e: &mut Engine<MemoryStore>, key: Vec<u8>, value: Vec<u8>) {
+    let mut b = Batch::new();
+    b.put(key, value);
+    e.store_mut().write(&b).unwrap();
+}
+
+#[test]
+fn a_damaged_episode_is_quarantined_and_the_rest_of_the_namespace_opens() {
+    let mut e = filled();
+    let ns = Namespace::new("ana").unwrap();
+    let key = ns.key(Table::Episode, &2u64.to_be_bytes());
+    let mut bytes = e.store().get(&key).unwrap().unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x55;
+    poke(&mut e, key.clone(), bytes.clone());
+    let mut e = host_vectors(e.into_store());
+    assert_eq!(e.load("ana").unwrap(), 2);
+    let q = e.quarantined("ana").unwrap();
+    assert_eq!(q.len(), 1);
+    assert_eq!((q[0].episode, q[0].reason.starts_with("episode unreadable")), (2, true), "{q:?}");
+    assert_eq!(e.store().get(&key).unwrap(), Some(bytes), "kept for repair, unchanged");
+    let mut query = Query::new("lockfile", 5);
+    query.vector = Some(vector("lockfile"));
+    let hits = e.recall("ana", &query, NOW + 10).unwrap().hits;
+    assert!(hits.iter().all(|h| h.episode.id != 2) && !hits.is_empty());
+}
+
+#[test]
+fn a_vector_of_the_wrong_dimension_is_quarantined_not_indexed() {
+    let mut e = filled();
+    let ns = Namespace::new("ana").unwrap();
+    let short = mnemo::record::episode::encode_vector("", &[0.6, 0.8]);
+    poke(&mut e, ns.key(Table::Vector, &1u64.to_be_bytes()), short);
+    let mut e = host_vectors(e.into_store());
+    assert_eq!(e.load("ana").unwrap(), 3);
+    let q = e.quarantined("ana").unwrap();
+    assert_eq!(q.len(), 1, "{q:?}");
+    assert!(q[0].reason.contains("2 dimensions"), "{q:?}");
+    let mut query = Query::new("stale lockfile", 3);
+    query.vector = Some(vector("stale lockfile"));
+    let hits = e.recall("ana", &query, NOW + 10).unwrap().hits;
+    assert_eq!(hits[0].episode.id, 1, "still found by its words");
+    assert_eq!(hits[0].explanation.cosine, 0.0);
+}
+
+/// A host whose scan returns a key outside the prefix it was asked for.
+struct BadScan(MemoryStore);
+
+impl KvStore for BadScan {
+    fn get(&self, key: &[u8]) -> mnemo::Result<Option<Vec<u8>>> {
+        self.0.get(key)
+    }
+    fn scan(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> mnemo::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let mut page = self.0.scan(prefix, after, limit)?;
+        if !page.is_empty() {
+            page[0].0 = b"u/".to_vec();
+        }
+        Ok(page)
+    }
+    fn write(&mut self, batch: &Batch) -> mnemo::Result<()> {
+        self.0.write(batch)
+    }
+}
+
+#[test]
+fn a_host_scan_outside_its_prefix_is_a_typed_error() {
+    let store = filled().into_store();
+    let mut e = Engine::new(BadScan(store), Config { dim: DIM, ..Config::default() });
+    let err = e.load("ana").unwrap_err();
+    assert_eq!(err.code(), "CORRUPT");
+    assert!(err.to_string().contains("must return only keys"), "{err}");
+}
