@@ -18,3 +18,4 @@ pub mod learn;
 pub mod record;
 pub mod store;
 pub mod time;
+pub mod trust;

@@ -153,11 +153,18 @@ fn store_commands_remember_recall_and_keep_fact_history() {
     assert_eq!(t.as_array().unwrap().len(), 1, "{t}");
     let r = one_json(&run(&["remember", "The staging database moved to eu-west-1", "--json"]));
     assert_eq!(r["stored"], true, "{r}");
-    run(&["fact", "set", "language", "Italian"]);
+    run(&["fact", "set", "language", "Italian", "--source", "explicit"]);
     assert!(
         run(&["fact", "set", "language", "English", "--source", "implicit"]).contains("Refused")
     );
-    run(&["fact", "set", "language", "German"]);
+    let web = &["fact", "set", "language", "English", "--source", "explicit", "--origin", "web"];
+    assert!(run(web).contains("Refused"), "a web page never replaces what the user said");
+    let unlabelled = one_json(&run(&["fact", "set", "tone", "formal", "--json"]));
+    assert_eq!(
+        (unlabelled["source"].as_str(), unlabelled["origin"].as_str()),
+        (Some("implicit"), Some("user"))
+    );
+    run(&["fact", "set", "language", "German", "--source", "explicit"]);
     assert!(run(&["fact", "rollback", "language", "1"]).contains("v3"));
     let h = run(&["fact", "history", "language"]);
     assert_eq!(h.lines().count(), 3, "{h}");

@@ -5,7 +5,7 @@ mod common;
 
 use common::hash_embed::{vector, HashEmbedder, DIM};
 use mnemo::engine::{FactWrite, Filter};
-use mnemo::record::{Episode, Outcome, Policy, RuleStatus, Source, Status};
+use mnemo::record::{Episode, Origin, Outcome, Policy, RuleStatus, Source, Status};
 use mnemo::store::file::FileStore;
 use mnemo::store::{KvStore, MemoryStore};
 use mnemo::time::{parse_iso8601, DAY};
@@ -190,9 +190,16 @@ fn facts_follow_source_priority_versions_ttl_and_confidence() {
 fn rules_come_back_whole_and_namespaces_are_forgotten_whole() {
     let mut e = engine(MemoryStore::new());
     let id = e
-        .add_rule("ana", "Run the linter before committing", "obs-1", RuleStatus::Candidate, 1)
+        .add_rule(
+            "ana",
+            "Run the linter before committing",
+            "obs-1",
+            RuleStatus::Candidate,
+            Origin::User,
+            1,
+        )
         .unwrap();
-    e.add_rule("ana", "Answer in Italian", "", RuleStatus::Active, 1).unwrap();
+    e.add_rule("ana", "Answer in Italian", "", RuleStatus::Active, Origin::User, 1).unwrap();
     assert_eq!(e.rules("ana", &[RuleStatus::Active]).unwrap().len(), 1);
     e.set_rule_status("ana", id, RuleStatus::Active, 2).unwrap();
     let active = e.rules("ana", &[RuleStatus::Active]).unwrap();

@@ -348,6 +348,7 @@ fn a_promotion_never_contradicts_a_rule_a_person_wrote_but_unrelated_rules_do_no
         "Always delete the lockfile and the npm cache before reinstalling",
         "",
         RuleStatus::Active,
+        mnemo::record::Origin::User,
         0,
     )
     .unwrap();
@@ -362,7 +363,15 @@ fn a_promotion_never_contradicts_a_rule_a_person_wrote_but_unrelated_rules_do_no
         BertEmbedder::from_dir(&common::model_dir(), BertConfig::e5("multilingual-e5-small-latin"))
             .unwrap(),
     ));
-    e2.add_rule(NS, "Use semicolons in every draft", "", RuleStatus::Active, 0).unwrap();
+    e2.add_rule(
+        NS,
+        "Use semicolons in every draft",
+        "",
+        RuleStatus::Active,
+        mnemo::record::Origin::User,
+        0,
+    )
+    .unwrap();
     for i in 0..8 {
         e2.signal_json(NS, &semicolon_signal(0, i)).unwrap();
     }

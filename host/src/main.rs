@@ -257,10 +257,11 @@ fn run(opts: &Opts, command: &HostCommand) -> Result<(), String> {
                 println!("now version {v}");
             }
         }
-        Command::Rule(args::Rule::Add { text, status }) => {
+        Command::Rule(args::Rule::Add { text, status, origin }) => {
             let t = args::joined(text, "rule add")?;
             let name = json!(status).as_str().unwrap_or("active").to_string();
-            let id = m.call(|g, s| g.call_add_rule(s, ns, &t, &name, at))?;
+            let origin = origin.to_string();
+            let id = m.call(|g, s| g.call_add_rule(s, ns, &t, &name, &origin, at))?;
             if opts.g.json {
                 println!("{}", json!({"id": id, "status": status}));
             } else {

@@ -139,7 +139,11 @@ export class Mnemo {
     return this.#run(ns, (e) => parse(e.timeline(ns, before, limit)));
   }
 
-  /** Sets a fact `{key, value, source?, confidence?, policy?, ttlMs?}`. */
+  /**
+   * Sets a fact `{key, value, source?, origin?, confidence?, policy?, ttlMs?}`. Unlabelled input
+   * is source "implicit", origin "unknown"; only origin "user" may write "explicit" facts and
+   * "admin" "admin" ones, and an untrusted origin never replaces what a trusted one set.
+   */
   setFact(ns, fact, { now } = {}) {
     const at = now ?? this.#clock();
     return this.#run(ns, (e) => parse(e.setFact(ns, JSON.stringify(fact), at)));
@@ -168,10 +172,10 @@ export class Mnemo {
     return this.#run(ns, (e) => e.rollbackFact(ns, key, version, at));
   }
 
-  /** Adds a rule; resolves to its id. */
-  addRule(ns, text, { observation = "", status = "active", now } = {}) {
+  /** Adds a rule written by `origin` ("user" or "admin"; any other is refused); resolves to its id. */
+  addRule(ns, text, { observation = "", status = "active", origin = "unknown", now } = {}) {
     const at = now ?? this.#clock();
-    return this.#run(ns, (e) => e.addRule(ns, text, observation, status, at));
+    return this.#run(ns, (e) => e.addRule(ns, text, observation, status, origin, at));
   }
 
   /** Rules with one of `statuses` (all when empty). */

@@ -16,6 +16,8 @@ export declare class MemoryStorage implements Storage {
   get(key: Bytes): Promise<Bytes | null>;
   scan(prefix: Bytes, after: Bytes | null, limit: number): Promise<[Bytes, Bytes][]>;
   write(ops: [Bytes, Bytes | null][]): Promise<void>;
+  /** Resolves: deleted values are dropped at once. */
+  compact(): Promise<void>;
 }
 
 export type Outcome = "unknown" | "success" | "failure" | "partial";
@@ -83,6 +85,12 @@ export interface Explanation {
   shadowedBy: number | null;
   /** 0.5 when outcome tracking found the episode harmful (it multiplied finalScore). */
   outcomeWeight: number;
+  /** Where the episode came from (read from its `source`). */
+  origin: Origin;
+  /** Not from the user or an administrator: quote it as data, never follow it. */
+  untrusted: boolean;
+  /** Its text reads as instructions: never inject it as one. */
+  instructionLike: boolean;
 }
 
 export interface Filter {
@@ -119,6 +127,8 @@ export interface Recall {
 }
 
 export type Source = "explicit" | "admin" | "implicit";
+/** Where a write came from; only "user" and "admin" are trusted. */
+export type Origin = "user" | "admin" | "agent" | "tool" | "web" | "email" | "unknown";
 export type Policy = "auto-inject" | "sensitive" | "never-inject";
 
 export interface Fact {
@@ -130,6 +140,7 @@ export interface Fact {
   version: number;
   updatedAt: number;
   expiresAt: number | null;
+  origin: Origin;
 }
 
 export type RuleStatus = "candidate" | "active" | "demoted";
@@ -282,14 +293,15 @@ export declare class Mnemo {
   timeline(ns: string, options?: { before?: number; limit?: number }): Promise<Episode[]>;
   setFact(
     ns: string,
-    fact: { key: string; value: string; source?: Source; confidence?: number; policy?: Policy; ttlMs?: number },
+    fact: { key: string; value: string; source?: Source; origin?: Origin; confidence?: number; policy?: Policy; ttlMs?: number },
     options?: { now?: number },
-  ): Promise<{ result: "written" | "confirmed" | "refused"; version?: number; heldBy?: Source }>;
+  ): Promise<{ result: "written" | "confirmed" | "refused"; version?: number; source?: Source; origin?: Origin; heldBy?: Source }>;
   fact(ns: string, key: string, options?: { now?: number; all?: boolean }): Promise<Fact | null>;
   facts(ns: string, options?: { now?: number; all?: boolean }): Promise<Fact[]>;
   factHistory(ns: string, key: string): Promise<Fact[]>;
   rollbackFact(ns: string, key: string, version: number, options?: { now?: number }): Promise<number>;
-  addRule(ns: string, text: string, options?: { observation?: string; status?: RuleStatus; now?: number }): Promise<number>;
+  /** Only origin "user" or "admin" may write a rule; any other origin is refused. */
+  addRule(ns: string, text: string, options?: { observation?: string; status?: RuleStatus; origin?: Origin; now?: number }): Promise<number>;
   rules(ns: string, statuses?: RuleStatus[]): Promise<Rule[]>;
   signal(ns: string, signal: SignalInput): Promise<{ id: number }>;
   signals(ns: string, signals: SignalInput[]): Promise<{ ids: number[] }>;
@@ -318,12 +330,15 @@ export declare class Embedder {
   free(): void;
 }
 
-/** Node only. */
+/** Node only. One append-only log file; compacted automatically past 2x the live data + 1 MiB. */
 export declare class NodeFileStorage implements Storage {
+  /** Rejects with code "CORRUPT" (the file untouched) when the log is damaged before its end. */
   static open(path: string): Promise<NodeFileStorage>;
   get(key: Bytes): Promise<Bytes | null>;
   scan(prefix: Bytes, after: Bytes | null, limit: number): Promise<[Bytes, Bytes][]>;
   write(ops: [Bytes, Bytes | null][]): Promise<void>;
+  /** Rewrites the log as the live data only: no byte of a deleted value stays in the file. */
+  compact(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -333,5 +348,47 @@ export declare class IndexedDbStorage implements Storage {
   get(key: Bytes): Promise<Bytes | null>;
   scan(prefix: Bytes, after: Bytes | null, limit: number): Promise<[Bytes, Bytes][]>;
   write(ops: [Bytes, Bytes | null][]): Promise<void>;
+  /** Resolves: a delete removes the value from the database. */
+  compact(): Promise<void>;
   close(): void;
+}
+
+/** Browser entry (MV3 extensions). One chrome.storage item per batch; compacted like NodeFileStorage. */
+export declare class ChromeStorage implements Storage {
+  /** `area`: default chrome.storage.local; `prefix` of the item names: default "mnemo/b/". */
+  static open(
+    area?: { get(keys: null): Promise<Record<string, unknown>>; set(items: Record<string, string>): Promise<void>; remove(keys: string[]): Promise<void> },
+    prefix?: string,
+  ): Promise<ChromeStorage>;
+  get(key: Bytes): Promise<Bytes | null>;
+  scan(prefix: Bytes, after: Bytes | null, limit: number): Promise<[Bytes, Bytes][]>;
+  write(ops: [Bytes, Bytes | null][]): Promise<void>;
+  /** Rewrites the log as the live data only: no deleted value stays in the area. */
+  compact(): Promise<void>;
+}
+
+/** Workers entry. One KV value per batch (one writer per namespace); compacted like NodeFileStorage. */
+export declare class WorkersKvStorage implements Storage {
+  /** `kv`: a KV namespace binding. */
+  static open(kv: {
+    list(options: { prefix: string; cursor?: string }): Promise<{ keys: { name: string }[]; list_complete: boolean; cursor?: string }>;
+    get(name: string, type: "arrayBuffer"): Promise<ArrayBuffer | null>;
+    put(name: string, value: Uint8Array): Promise<void>;
+    delete(name: string): Promise<void>;
+  }): Promise<WorkersKvStorage>;
+  get(key: Bytes): Promise<Bytes | null>;
+  scan(prefix: Bytes, after: Bytes | null, limit: number): Promise<[Bytes, Bytes][]>;
+  write(ops: [Bytes, Bytes | null][]): Promise<void>;
+  /** Rewrites the log as the live data only: no deleted value stays in the namespace. */
+  compact(): Promise<void>;
+}
+
+/** Workers entry: over a Durable Object's `state.storage`. */
+export declare class DurableObjectStorage implements Storage {
+  constructor(storage: object);
+  get(key: Bytes): Promise<Bytes | null>;
+  scan(prefix: Bytes, after: Bytes | null, limit: number): Promise<[Bytes, Bytes][]>;
+  write(ops: [Bytes, Bytes | null][]): Promise<void>;
+  /** Resolves: a delete removes the value from the Durable Object's storage. */
+  compact(): Promise<void>;
 }

@@ -191,7 +191,7 @@ impl WasmEngine {
         self.inner.rollback_fact(ns, key, version, now as i64).map_err(js_error)
     }
 
-    /// Adds a rule; returns its id.
+    /// Adds a rule written by `origin` (user or admin); returns its id.
     #[wasm_bindgen(js_name = addRule)]
     pub fn add_rule(
         &mut self,
@@ -199,10 +199,12 @@ impl WasmEngine {
         text: &str,
         observation: &str,
         to: &str,
+        origin: &str,
         now: f64,
     ) -> Result<f64, JsValue> {
         let s: RuleStatus = to.parse().map_err(js_error)?;
-        Ok(self.inner.add_rule(ns, text, observation, s, now as i64).map_err(js_error)? as f64)
+        let o = origin.parse().map_err(js_error)?;
+        Ok(self.inner.add_rule(ns, text, observation, s, o, now as i64).map_err(js_error)? as f64)
     }
 
     /// Rules with one of `statuses` (all when empty).

@@ -211,9 +211,10 @@ impl Guest for Component {
         ns: String,
         text: String,
         status: String,
+        origin: String,
         now: i64,
     ) -> std::result::Result<u64, WitError> {
-        with(|e| e.add_rule(&ns, &text, "", status.parse()?, now))
+        with(|e| e.add_rule(&ns, &text, "", status.parse()?, origin.parse()?, now))
     }
 
     fn rules(ns: String, statuses: Vec<String>) -> std::result::Result<String, WitError> {

@@ -9,7 +9,7 @@
 use super::space::scan_all;
 use super::Engine;
 use crate::error::{Error, Result};
-use crate::record::{Fact, Policy, Source, Triple};
+use crate::record::{Fact, Origin, Policy, Source, Triple};
 use crate::store::{Batch, KvStore, Namespace, Table};
 
 /// What a fact write did.
@@ -25,11 +25,53 @@ pub enum FactWrite {
         /// The version that still holds.
         version: u32,
     },
-    /// Refused: a higher-priority source set the current value.
+    /// Refused: a higher-priority source set the current value, or a trusted origin did and
+    /// this write's origin is untrusted.
     Refused {
         /// The source that holds the key.
         held_by: Source,
     },
+}
+
+/// A fact to write with [`Engine::write_fact`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct FactInput {
+    /// The key.
+    pub key: String,
+    /// The value.
+    pub value: String,
+    /// The source asked for; capped at what `origin` may write ([`Origin::max_source`]).
+    pub source: Source,
+    /// Where the write came from.
+    pub origin: Origin,
+    /// Confidence, 0–1.
+    pub confidence: f32,
+    /// Injection policy. A value holding a secret (a card number, an IBAN, a key or a
+    /// password, see `trust::sensitive`) is never auto-injected: it is stored as `sensitive`.
+    pub policy: Policy,
+    /// Task memory: the fact stops holding this many ms after `now`.
+    pub ttl_ms: Option<i64>,
+}
+
+impl FactInput {
+    /// An implicit fact of unknown origin, confidence 1, auto-injected, without expiry: what
+    /// unlabelled input is.
+    pub fn new(key: impl Into<String>, value: impl Into<String>) -> Self {
+        Self {
+            key: key.into(),
+            value: value.into(),
+            source: Source::Implicit,
+            origin: Origin::Unknown,
+            confidence: 1.0,
+            policy: Policy::AutoInject,
+            ttl_ms: None,
+        }
+    }
+
+    /// The source the write gets: the one asked for, capped by the origin.
+    pub fn effective_source(&self) -> Source {
+        self.source.min(self.origin.max_source())
+    }
 }
 
 fn check_key(what: &str, key: &str) -> Result<()> {
@@ -56,8 +98,9 @@ fn history_key(ns: &Namespace, key: &str, version: u32) -> Vec<u8> {
 }
 
 impl<S: KvStore> Engine<S> {
-    /// Sets fact `key` to `value` at `now`. The latest write wins unless the current value
-    /// came from a higher-priority source (and has not expired). `ttl_ms` makes it task memory.
+    /// Sets fact `key` to `value` at `now`, written by trusted code: the origin is what
+    /// `source` implies (explicit: the user, admin: an administrator, implicit: the agent).
+    /// Use [`Engine::write_fact`] to name the origin.
     #[allow(clippy::too_many_arguments)]
     pub fn set_fact(
         &mut self,
@@ -70,21 +113,50 @@ impl<S: KvStore> Engine<S> {
         ttl_ms: Option<i64>,
         now: i64,
     ) -> Result<FactWrite> {
+        let origin = Origin::of_legacy_source(source);
+        let input = FactInput {
+            key: key.into(),
+            value: value.into(),
+            source,
+            origin,
+            confidence,
+            policy,
+            ttl_ms,
+        };
+        self.write_fact(ns, &input, now)
+    }
+
+    /// Writes a fact at `now`. The latest write wins unless the current value came from a
+    /// higher-priority source (and has not expired), or from a trusted origin while this one
+    /// is untrusted: text from a web page, an email or a tool never replaces what the user or
+    /// an administrator set. The source is capped by the origin ([`FactInput`]).
+    pub fn write_fact(&mut self, ns: &str, f: &FactInput, now: i64) -> Result<FactWrite> {
         let ns = Namespace::new(ns)?;
+        let (key, value) = (f.key.as_str(), f.value.as_str());
         check_key("fact key", key)?;
-        check_confidence(confidence)?;
-        if ttl_ms.is_some_and(|t| t <= 0) {
+        check_confidence(f.confidence)?;
+        if f.ttl_ms.is_some_and(|t| t <= 0) {
             return Err(Error::InvalidInput("ttl must be positive (milliseconds)".into()));
         }
+        let source = f.effective_source();
+        let policy = match f.policy {
+            Policy::AutoInject if crate::trust::sensitive::contains_secret(value) => {
+                Policy::Sensitive
+            }
+            p => p,
+        };
         let current = self.fact_record(&ns, key)?;
         let mut batch = Batch::new();
         let version = match &current {
-            Some(c) if !c.expired(now) && c.source > source => {
+            Some(c)
+                if !c.expired(now)
+                    && (c.source > source || (c.origin.trusted() && !f.origin.trusted())) =>
+            {
                 return Ok(FactWrite::Refused { held_by: c.source })
             }
             Some(c) if c.value == value && c.source == source && !c.expired(now) => {
                 let mut same = c.clone();
-                same.confidence = 1.0 - (1.0 - c.confidence) * (1.0 - confidence);
+                same.confidence = 1.0 - (1.0 - c.confidence) * (1.0 - f.confidence);
                 same.updated_at = now;
                 batch.put(ns.key(Table::Fact, key.as_bytes()), same.encode());
                 self.store.write(&batch)?;
@@ -100,11 +172,12 @@ impl<S: KvStore> Engine<S> {
             key: key.to_string(),
             value: value.to_string(),
             source,
-            confidence,
+            confidence: f.confidence,
             policy,
             version,
             updated_at: now,
-            expires_at: ttl_ms.map(|t| now.saturating_add(t)),
+            expires_at: f.ttl_ms.map(|t| now.saturating_add(t)),
+            origin: f.origin,
         };
         batch.put(ns.key(Table::Fact, key.as_bytes()), fact.encode());
         self.ensure_namespace(&ns, &mut batch)?;
@@ -194,7 +267,9 @@ impl<S: KvStore> Engine<S> {
             now,
         )? {
             FactWrite::Written { version } | FactWrite::Confirmed { version } => Ok(version),
-            FactWrite::Refused { .. } => unreachable!("explicit is the highest source"),
+            FactWrite::Refused { held_by } => Err(Error::InvalidInput(format!(
+                "fact {key:?} is held by a {held_by:?} source and was not rolled back"
+            ))),
         }
     }
 

@@ -3,10 +3,10 @@
 
 use serde_json::{json, Value};
 
-use super::{Config, Engine, FactWrite, Filter, Opened, Query, Remembered};
+use super::{Config, Engine, FactInput, FactWrite, Filter, Opened, Query, Remembered};
 use crate::error::{Error, Result};
 use crate::record::json::{episode_from_json, time_from_json};
-use crate::record::{Policy, RuleStatus, Source, Status};
+use crate::record::{RuleStatus, Status};
 use crate::store::KvStore;
 use crate::time::Window;
 
@@ -145,22 +145,28 @@ impl<S: KvStore> Engine<S> {
         out(self.timeline(ns, before, limit)?)
     }
 
-    /// [`Engine::set_fact`] from `{key, value, source?, confidence?, policy?, ttlMs?}`; returns
-    /// `{result: "written" | "confirmed", version}` or `{result: "refused", heldBy}`.
+    /// [`Engine::write_fact`] from `{key, value, source?, origin?, confidence?, policy?,
+    /// ttlMs?}` (unlabelled input is source `implicit`, origin `unknown`); returns
+    /// `{result: "written" | "confirmed", version, source, origin}` or `{result: "refused",
+    /// heldBy}`. `source` is the one written: an untrusted origin's is capped at implicit.
     pub fn set_fact_json(&mut self, ns: &str, fact: &str, now: i64) -> Result<String> {
         let f = parse(fact, "fact")?;
         let need = |name: &str| {
             str_of(&f, name)
                 .ok_or_else(|| Error::InvalidInput(format!("a fact needs a \"{name}\"")))
         };
-        let (key, value) = (need("key")?, need("value")?);
-        let source: Source = str_of(&f, "source").unwrap_or("explicit").parse()?;
-        let policy: Policy = str_of(&f, "policy").unwrap_or("auto-inject").parse()?;
-        let confidence = f.get("confidence").and_then(Value::as_f64).unwrap_or(1.0) as f32;
-        let ttl = f.get("ttlMs").and_then(Value::as_i64);
-        out(match self.set_fact(ns, key, value, source, confidence, policy, ttl, now)? {
-            FactWrite::Written { version } => json!({"result": "written", "version": version}),
-            FactWrite::Confirmed { version } => json!({"result": "confirmed", "version": version}),
+        let mut input = FactInput::new(need("key")?, need("value")?);
+        input.source = str_of(&f, "source").unwrap_or("implicit").parse()?;
+        input.origin = str_of(&f, "origin").unwrap_or("unknown").parse()?;
+        input.policy = str_of(&f, "policy").unwrap_or("auto-inject").parse()?;
+        input.confidence = f.get("confidence").and_then(Value::as_f64).unwrap_or(1.0) as f32;
+        input.ttl_ms = f.get("ttlMs").and_then(Value::as_i64);
+        let (source, origin) = (input.effective_source(), input.origin);
+        out(match self.write_fact(ns, &input, now)? {
+            FactWrite::Written { version } => json!({"result": "written", "version": version,
+                "source": source, "origin": origin}),
+            FactWrite::Confirmed { version } => json!({"result": "confirmed", "version": version,
+                "source": source, "origin": origin}),
             FactWrite::Refused { held_by } => json!({"result": "refused", "heldBy": held_by}),
         })
     }

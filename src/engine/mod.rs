@@ -24,12 +24,12 @@ mod signals;
 pub mod snapshot;
 mod space;
 
-pub use facts::FactWrite;
+pub use facts::{FactInput, FactWrite};
 pub use feedback::{Feedback, Promoted};
 pub use nightly::{Nightly, NightlyStep};
 pub use observe::{ObservationHit, Observed};
 pub use outcomes::{EntryReport, OutcomeReport, Verdict};
-pub use policy::{Decision, WritePolicy};
+pub use policy::{Decision, SecretAction, WritePolicy};
 pub use recall::{Filter, Hit, Query, Recall};
 pub use score::{Decay, Explanation, Formula, Scoring};
 pub use snapshot::Opened;
@@ -284,6 +284,9 @@ impl<S: KvStore> Engine<S> {
         let ns = Namespace::new(ns)?;
         if episode.text.trim().is_empty() {
             return Err(Error::InvalidInput("episode text is empty: nothing to remember".into()));
+        }
+        if let Some(reason) = self.config.policy.sanitise(&mut episode) {
+            return Ok(Remembered::Discarded { reason });
         }
         let (importance, reason) = match self.config.policy.decide(&episode) {
             Decision::Discard { reason } => return Ok(Remembered::Discarded { reason }),

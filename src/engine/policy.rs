@@ -20,6 +20,35 @@ pub struct WritePolicy {
     pub routine_importance: f32,
     /// Importance of an episode without an outcome.
     pub default_importance: f32,
+    /// What happens to secrets (card numbers, IBANs, keys, passwords; `trust::sensitive`) in
+    /// an episode's text, verdict and entities.
+    pub secrets: SecretAction,
+}
+
+/// What the write policy does with a secret found in an episode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SecretAction {
+    /// Replace it by a mask such as `[card …4242]` (the default).
+    #[default]
+    Mask,
+    /// Discard the whole episode.
+    Drop,
+    /// Store it as written.
+    Keep,
+}
+
+impl std::str::FromStr for SecretAction {
+    type Err = crate::error::Error;
+    fn from_str(s: &str) -> crate::error::Result<Self> {
+        match s {
+            "mask" => Ok(SecretAction::Mask),
+            "drop" => Ok(SecretAction::Drop),
+            "keep" => Ok(SecretAction::Keep),
+            _ => Err(crate::error::Error::InvalidInput(format!(
+                "secrets {s:?} is not one of mask, drop, keep"
+            ))),
+        }
+    }
 }
 
 impl Default for WritePolicy {
@@ -30,6 +59,7 @@ impl Default for WritePolicy {
             discard_containing: Vec::new(),
             routine_importance: 0.5,
             default_importance: 0.8,
+            secrets: SecretAction::Mask,
         }
     }
 }
@@ -52,6 +82,42 @@ pub enum Decision {
 }
 
 impl WritePolicy {
+    /// Applies the hard rules that change an episode before it is judged: secrets are masked
+    /// (or the episode dropped, per [`WritePolicy::secrets`]), and text from an untrusted
+    /// origin that reads as instructions is tagged `instruction-like` with trust 0. Returns
+    /// the reason when the episode must be discarded.
+    pub fn sanitise(&self, e: &mut Episode) -> Option<String> {
+        use crate::trust::{instructions, sensitive};
+        match self.secrets {
+            SecretAction::Keep => {}
+            SecretAction::Drop => {
+                let fields = std::iter::once(&e.text).chain([&e.verdict]).chain(&e.entities);
+                if let Some(kinds) = fields.map(|t| sensitive::find(t)).find(|f| !f.is_empty()) {
+                    return Some(format!("holds a secret ({:?})", kinds[0].kind).to_lowercase());
+                }
+            }
+            SecretAction::Mask => {
+                for field in std::iter::once(&mut e.text)
+                    .chain([&mut e.verdict])
+                    .chain(e.entities.iter_mut())
+                {
+                    let (masked, kinds) = sensitive::mask(field);
+                    if !kinds.is_empty() {
+                        *field = masked;
+                    }
+                }
+            }
+        }
+        let origin = crate::record::Origin::of_episode_source(&e.source);
+        if !origin.trusted() && instructions::instruction_like(&e.text).is_some() {
+            if !e.tags.iter().any(|t| t == instructions::TAG) {
+                e.tags.push(instructions::TAG.into());
+            }
+            e.trust = 0.0;
+        }
+        None
+    }
+
     /// Decides on `e`. A host-set importance (anything but the default 1.0) is respected for
     /// kept episodes.
     pub fn decide(&self, e: &Episode) -> Decision {

@@ -363,6 +363,10 @@ fn rescore(
                 explanation.terms = h.terms.into_iter().map(|t| (t.term, t.score)).collect();
             }
             let episode = space.episodes.get(e.id)?.expect("candidates are episodes").into_owned();
+            explanation.origin = crate::record::Origin::of_episode_source(&episode.source);
+            explanation.untrusted = !explanation.origin.trusted();
+            explanation.instruction_like =
+                episode.tags.iter().any(|t| t == crate::trust::instructions::TAG);
             Ok(Hit { episode, explanation })
         })
         .collect()

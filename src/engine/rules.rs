@@ -4,20 +4,30 @@
 use super::space::scan_all;
 use super::Engine;
 use crate::error::{Error, Result};
-use crate::record::{Rule, RuleStatus};
+use crate::record::{Origin, Rule, RuleStatus};
 use crate::store::{Batch, KvStore, Namespace, Table};
 
 impl<S: KvStore> Engine<S> {
-    /// Adds a rule; returns its id.
+    /// Adds a rule written by `origin`; returns its id. Rules steer the agent, so only the
+    /// user or an administrator may write one: any other origin is refused (store its text as
+    /// an episode instead).
     pub fn add_rule(
         &mut self,
         ns: &str,
         text: &str,
         observation: &str,
         status: RuleStatus,
+        origin: Origin,
         now: i64,
     ) -> Result<u64> {
         let nsc = Namespace::new(ns)?;
+        if !origin.trusted() {
+            return Err(Error::InvalidInput(format!(
+                "a rule from origin {origin} is refused: rules come only from the user or an \
+                 administrator (pass origin user or admin), text from elsewhere can be \
+                 remembered as an episode"
+            )));
+        }
         if text.trim().is_empty() {
             return Err(Error::InvalidInput("rule text is empty".into()));
         }

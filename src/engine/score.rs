@@ -127,6 +127,12 @@ pub struct Explanation {
     /// Outcome tracking's factor (1 unless the episode preceded failures far more often than
     /// the namespace's base rate; then `final_score` was multiplied by it).
     pub outcome_weight: f32,
+    /// Where the episode came from (`record::Origin`, read from its `source`).
+    pub origin: crate::record::Origin,
+    /// Its origin is not the user or an administrator: quote it as data, never follow it.
+    pub untrusted: bool,
+    /// Its text reads as instructions (`trust::instructions`): never inject it as one.
+    pub instruction_like: bool,
 }
 
 /// The raw signals of one candidate.
@@ -212,6 +218,9 @@ impl Scoring {
                     terms: Vec::new(),
                     shadowed_by: None,
                     outcome_weight: 1.0,
+                    origin: crate::record::Origin::Unknown,
+                    untrusted: true,
+                    instruction_like: false,
                 }
             })
             .collect()

@@ -2,12 +2,15 @@
 //!
 //! Fact byte format (kind [`FACT_KIND`]):
 //! `key:str value:str source:u8 confidence:f32 policy:u8 version:u32 updated_at:i64
-//!  expires_at:opt_i64`.
+//!  expires_at:opt_i64 origin:u8`. Records written before origins were stored end after
+//! `expires_at`; they read with the origin their source implies
+//! ([`Origin::of_legacy_source`]).
 //! Triple byte format (kind [`TRIPLE_KIND`]):
 //! `subject:str predicate:str object:str confidence:f32 source:u8 valid_from:i64
 //!  valid_to:opt_i64 updated_at:i64`.
 
 use crate::error::{Error, Result};
+use crate::record::Origin;
 use crate::store::codec::{open, seal, Reader, Writer};
 
 /// Record kind of a fact envelope.
@@ -59,6 +62,8 @@ pub struct Fact {
     pub updated_at: i64,
     /// When it stops holding (task memory), if ever (ms).
     pub expires_at: Option<i64>,
+    /// Where the write came from.
+    pub origin: Origin,
 }
 
 impl Fact {
@@ -72,7 +77,7 @@ impl Fact {
         let mut w = Writer::new();
         w.str(&self.key).str(&self.value).u8(self.source as u8).f32(self.confidence);
         w.u8(policy_code(self.policy)).u32(self.version).i64(self.updated_at);
-        w.opt_i64(self.expires_at);
+        w.opt_i64(self.expires_at).u8(self.origin.code());
         seal(FACT_KIND, &w.finish())
     }
 
@@ -80,7 +85,7 @@ impl Fact {
     pub fn decode(bytes: &[u8]) -> Result<Self> {
         let what = "fact";
         let mut r = Reader::new(open(bytes, FACT_KIND, what)?, what);
-        let f = Fact {
+        let mut f = Fact {
             key: r.str()?.to_string(),
             value: r.str()?.to_string(),
             source: source_from(r.u8()?, what)?,
@@ -89,6 +94,11 @@ impl Fact {
             version: r.u32()?,
             updated_at: r.i64()?,
             expires_at: r.opt_i64()?,
+            origin: Origin::Unknown,
+        };
+        f.origin = match r.remaining() {
+            0 => Origin::of_legacy_source(f.source),
+            _ => Origin::from_code(r.u8()?, what)?,
         };
         r.end()?;
         Ok(f)
@@ -213,6 +223,7 @@ mod tests {
             version: 3,
             updated_at: 5,
             expires_at: Some(9),
+            origin: Origin::Web,
         };
         assert_eq!(Fact::decode(&f.encode()).unwrap(), f);
         let t = Triple {

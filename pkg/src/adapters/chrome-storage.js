@@ -1,12 +1,17 @@
 // chrome.storage.local (MV3 extensions: pages, service worker). chrome.storage has no
-// multi-key delete-and-set transaction, but one `set` call is applied whole, so each batch is
-// stored as one item (a batch record, ../batchlog.js, base64) under its own key
-// `<prefix><sequence>` (default prefix `mnemo/b/`); opening replays them in order. Extension pages and the service worker
-// share the area: let one context own a namespace (a second writer could take the same
-// sequence number). The log is never compacted here (weak: opening reads every batch ever
-// written); `unlimitedStorage` in the manifest lifts the 10 MB quota.
-import { BatchLog } from "../batchlog.js";
-
+// multi-key delete-and-set transaction, but one `set` of one item is applied whole, so each
+// batch is stored as one item (a batch record, ../batchlog.js, base64) under its own name
+// `<prefix><sequence>` (sequence: 12 decimal digits; default prefix `mnemo/b/`); opening replays
+// them in order. Extension pages and the service worker share the area: let one context own a
+// namespace (a second writer could take the same sequence number).
+//
+// Compaction (`compact()`, and automatically once the log holds more than twice the live data
+// plus 1 MiB): the live data is written as new items after the last one, in records of at most
+// 1 MiB, then a checkpoint marker item, then every older item is removed, so no deleted value
+// stays in the area. A crash at any step leaves a usable log (the scheme is ItemLog's, in
+// ../batchlog.js). Compacting needs room for the live data twice for a moment:
+// `unlimitedStorage` in the manifest lifts the 10 MB quota.
+import { ItemLog } from "../batchlog.js";
 
 function toBase64(bytes) {
   let s = "";
@@ -21,10 +26,10 @@ function fromBase64(text) {
   return out;
 }
 
-export class ChromeStorage extends BatchLog {
+export class ChromeStorage extends ItemLog {
   #area;
   #prefix;
-  #next = 0;
+  #items = null; // every item of the area, while opening
 
   /**
    * Opens the log in `area` (default chrome.storage.local) under item names starting with
@@ -34,17 +39,32 @@ export class ChromeStorage extends BatchLog {
     const s = new ChromeStorage();
     s.#area = area;
     s.#prefix = prefix;
-    const all = await area.get(null);
-    const names = Object.keys(all).filter((k) => k.startsWith(prefix)).sort();
-    for (const name of names) {
-      await s.replay(fromBase64(all[name]), `chrome.storage ${name}`);
-      s.#next = Number(name.slice(prefix.length)) + 1;
+    s.#items = await area.get(null);
+    const seqs = Object.keys(s.#items)
+      .filter((k) => k.startsWith(prefix) && /^\d{12}$/.test(k.slice(prefix.length)))
+      .map((k) => Number(k.slice(prefix.length)));
+    try {
+      await s.load(seqs);
+    } finally {
+      s.#items = null;
     }
     return s;
   }
 
-  async append(record) {
-    await this.#area.set({ [this.#prefix + String(this.#next).padStart(12, "0")]: toBase64(record) });
-    this.#next += 1;
+  itemName(seq) {
+    return this.#prefix + String(seq).padStart(12, "0");
+  }
+
+  async getItem(name) {
+    const v = this.#items?.[name];
+    return typeof v === "string" ? fromBase64(v) : null;
+  }
+
+  putItem(name, bytes) {
+    return this.#area.set({ [name]: toBase64(bytes) });
+  }
+
+  removeItems(names) {
+    return this.#area.remove(names);
   }
 }

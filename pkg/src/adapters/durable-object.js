@@ -39,4 +39,7 @@ export class DurableObjectStorage {
       }
     });
   }
+
+  /** Nothing to do: a delete removes the value from the Durable Object's storage. */
+  async compact() {}
 }

@@ -74,6 +74,12 @@ export class IndexedDbStorage {
     });
   }
 
+  /**
+   * Nothing to do: a delete removes the value from the database. (When its bytes leave the disk
+   * is up to the browser's database engine, which compacts its files on its own.)
+   */
+  async compact() {}
+
   close() {
     this.#db.close();
   }

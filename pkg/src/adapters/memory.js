@@ -20,6 +20,17 @@ export function checkOps(ops) {
 
 export class MemoryStorage {
   #map = new Map();
+  #bytes = 0; // of the live keys and values
+
+  /** The number of live entries (log compaction sizes the live data with these two). */
+  get size() {
+    return this.#map.size;
+  }
+
+  /** The bytes of the live keys and values. */
+  get bytes() {
+    return this.#bytes;
+  }
 
   async get(key) {
     const v = this.#map.get(toKey(key));
@@ -39,8 +50,18 @@ export class MemoryStorage {
   async write(ops) {
     checkOps(ops);
     for (const [k, v] of ops) {
-      if (v === null) this.#map.delete(toKey(k));
-      else this.#map.set(toKey(k), v.slice());
+      const key = toKey(k);
+      const old = this.#map.get(key);
+      if (old !== undefined) this.#bytes -= k.length + old.length;
+      if (v === null) {
+        this.#map.delete(key);
+      } else {
+        this.#map.set(key, v.slice());
+        this.#bytes += k.length + v.length;
+      }
     }
   }
+
+  /** Nothing to do: a deleted value is dropped at once (the storage contract's `compact`). */
+  async compact() {}
 }

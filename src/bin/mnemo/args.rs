@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use mnemo::record::{Outcome, Policy, RuleStatus, Source};
+use mnemo::record::{Origin, Outcome, Policy, RuleStatus, Source};
 use mnemo::time::DAY;
 use serde_json::{json, Value};
 
@@ -252,10 +252,15 @@ pub struct FactSet {
     /// Its value (several words are joined with spaces)
     #[arg(value_name = "VALUE", required = true)]
     pub value: Vec<String>,
-    /// Who says so: explicit (the user), admin or implicit (inferred); a weaker source never
-    /// overwrites a stronger one
-    #[arg(long, default_value = "explicit")]
+    /// Who says so: explicit (the user said it), admin or implicit (inferred, the default); a
+    /// weaker source never overwrites a stronger one
+    #[arg(long, default_value = "implicit")]
     pub source: Source,
+    /// Where the text comes from: user (the person at this terminal, the default), admin,
+    /// agent, tool, web, email or unknown. Only user and admin are trusted: any other origin
+    /// writes implicit facts and never replaces what a trusted one set
+    #[arg(long, default_value = "user")]
+    pub origin: Origin,
     /// Confidence, 0 to 1
     #[arg(long, default_value_t = 1.0)]
     pub confidence: f32,
@@ -281,7 +286,7 @@ impl FactSet {
     /// The fact as the engine's JSON (`set_fact_json`).
     pub fn json(&self) -> Value {
         json!({
-            "key": self.key, "value": self.value(), "source": self.source,
+            "key": self.key, "value": self.value(), "source": self.source, "origin": self.origin,
             "confidence": self.confidence, "policy": self.policy, "ttlMs": self.ttl_ms(),
         })
     }
@@ -304,6 +309,10 @@ pub enum Rule {
         /// candidate (proposed, not injected) or active (injected)
         #[arg(long, default_value = "active")]
         status: RuleStatus,
+        /// Who writes it: user (the person at this terminal, the default) or admin; rules from
+        /// any other origin are refused
+        #[arg(long, default_value = "user")]
+        origin: Origin,
     },
 }
 

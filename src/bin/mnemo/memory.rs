@@ -4,6 +4,7 @@
 
 use std::io::{BufRead, BufReader};
 
+use mnemo::engine::FactInput;
 use mnemo::record::json::episode_from_json;
 use mnemo::record::Fact;
 use mnemo::store::file::FileStore;
@@ -150,10 +151,10 @@ pub fn facts(g: &Globals, a: &args::Facts) -> Result<(), String> {
 }
 
 pub fn rule(g: &Globals, a: &args::Rule) -> Result<(), String> {
-    let args::Rule::Add { text, status } = a;
+    let args::Rule::Add { text, status, origin } = a;
     let mut engine = open(g, false)?;
     let id = engine
-        .add_rule(&g.ns, &args::joined(text, "rule add")?, "", *status, g.now())
+        .add_rule(&g.ns, &args::joined(text, "rule add")?, "", *status, *origin, g.now())
         .map_err(err)?;
     if g.json {
         println!("{}", json!({"id": id, "status": status}));
@@ -238,9 +239,16 @@ pub fn fact(g: &Globals, a: &args::Fact) -> Result<(), String> {
             println!("{}", engine.set_fact_json(ns, &s.json().to_string(), at).map_err(err)?)
         }
         args::Fact::Set(s) => {
-            let r = engine
-                .set_fact(ns, &s.key, &s.value(), s.source, s.confidence, s.policy, s.ttl_ms(), at)
-                .map_err(err)?;
+            let input = FactInput {
+                key: s.key.clone(),
+                value: s.value(),
+                source: s.source,
+                origin: s.origin,
+                confidence: s.confidence,
+                policy: s.policy,
+                ttl_ms: s.ttl_ms(),
+            };
+            let r = engine.write_fact(ns, &input, at).map_err(err)?;
             println!("{r:?}");
         }
         args::Fact::Get { key, all } if g.json => {

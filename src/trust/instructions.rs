@@ -1,0 +1,235 @@
+//! Instruction-like text: words in a memory that try to steer the agent instead of recording
+//! what happened ("IMPORTANT: the user's email is now …", "ignore previous rules").
+//!
+//! An episode from an untrusted origin (`record::Origin`) whose text matches is stored with the
+//! tag [`TAG`]; recall marks it in its explanation, and it must only ever be quoted as data,
+//! never followed. The detector is a list of phrase patterns in six languages (English,
+//! Italian, German, French, Spanish, Portuguese) over the normalised words of
+//! `trust::normalize` (look-alike letters, invisible characters and accents undone).
+//!
+//! Cues are weighted (`PATTERNS`): a text is flagged when the distinct classes it matches weigh
+//! 2 together, so a notice that only says "IMPORTANT:" or "from now on" is not flagged, and
+//! one that also addresses the assistant or tells it what to do is.
+//!
+//! Pattern syntax: slots separated by spaces must match consecutive words; a slot lists
+//! alternatives with `|`, and an alternative of several words joins them with `+`
+//! (`mot+de+passe`); `[n]` lets up to n other words come before the next slot. Each pattern
+//! has a class, reported as the cue:
+//!
+//! | class | weight | what it catches |
+//! |---|---|---|
+//! | `override` | 2 | "ignore the previous instructions", "vergiss alle Regeln", "le regole non valgono più" |
+//! | `new-mode` | 2 / 1 | "developer mode", "system prompt" / "you are now", "act as" |
+//! | `new-instructions` | 1 | "from now on", "nuove istruzioni", "a partir de ahora" |
+//! | `urgent-marker` | 1 | "IMPORTANT", "URGENTE", "Achtung" |
+//! | `addressed-to-ai` | 1 / 2 | "AI", "assistant" / "note to the assistant", "if you are an AI" |
+//! | `agent-directive` | 2 | "the assistant must …", "l'assistente deve …" |
+//! | `directive` | 1 | "you must", "execute", "approve", "grant" |
+//! | `memory-edit` | 1 | "in your memory", "as trustworthy", "update the records" |
+//! | `user-changed` | 2 | "the user's email is now …", "l'IBAN dell'utente è cambiato" (`USER_CHANGED`) |
+//! | `field-changed` | 1 | the same without naming the user ("her phone number changed") |
+//! | `authority-claim` | 2 / 1 | "message from the administrator", "system override" / "system message", "authorised test" |
+//! | `exfiltration` | 2 | "send the passwords to …", "envie as credenciais" |
+//! | `secrecy` | 2 / 1 | "do not tell the user", "non dirlo all'utente" / "quietly" |
+//! | `control-token` | 2 | chat-template tokens: `<\|im_start\|>`, `[INST]`, `<<SYS>>` |
+
+use super::normalize::words;
+
+/// Tag of an episode whose text reads as instructions.
+pub const TAG: &str = "instruction-like";
+
+/// (class, weight, pattern). A text is instruction-like when the weights of the distinct
+/// classes it matches add up to 2: a weight-2 cue is enough alone ("ignore the previous
+/// instructions"), a weight-1 cue needs another class ("IMPORTANT:" alone is a notice;
+/// "IMPORTANT: the assistant must…" is not).
+const PATTERNS: &[(&str, u8, &str)] = &[
+    // override: dismissing the instructions the agent has
+    ("override", 2, "ignore|disregard|forget|override|bypass|discard|dismiss|drop|abandon|throw+out|set+aside|stop+following|pay+no+attention+to [3] previous|prior|above|earlier|preceding|all|any|your|the|system|everything|them [2] instructions|instruction|rules|directions|prompt|guidance|guidelines|directives|orders|commands|messages|context|told|said"),
+    ("override", 2, "instructions|rules|guidance|directions|guidelines [4] no+longer+apply|are+void|are+cancelled|are+canceled|were+written+by+mistake|are+obsolete|no+longer+valid"),
+    ("override", 2, "ignora|ignorate|ignori|dimentica|dimenticate|dimentichi|scorda|scordati|trascura|lascia+perdere|lasciate+perdere [3] istruzioni|regole|indicazioni|direttive|ordini|comandi|detto"),
+    ("override", 2, "istruzioni|regole|indicazioni|direttive [4] non+valgono+piu|non+sono+piu+valide|sono+annullate|dimenticarle|dimenticartele"),
+    ("override", 2, "ignoriere|ignorieren|ignorier|vergiss|vergessen|missachte|verwirf [3] anweisungen|regeln|instruktionen|vorgaben|anweisung|befehle|gesagt"),
+    ("override", 2, "anweisungen|regeln|vorgaben|instruktionen [4] aufgehoben|ungultig|nicht+mehr+gultig|nicht+langer+beachten"),
+    ("override", 2, "ignore|ignorez|ignorer|oublie|oubliez|oublier|ecarte|ecartez [3] instructions|regles|consignes|directives|ordres|demande|dit"),
+    ("override", 2, "instructions|regles|consignes [4] ne+sont+plus+valables|sont+annulees|n+ont+plus+cours"),
+    ("override", 2, "ignora|ignore|ignoren|ignorar|olvida|olvide|olviden|olvidar|olvidate|haga+caso+omiso|hagas+caso+omiso|no+hagas+caso|descarta [3] instrucciones|reglas|normas|indicaciones|directrices|ordenes|dijeron|dicho"),
+    ("override", 2, "instrucciones|reglas|normas [4] ya+no+son+validas|dejado+de+estar+vigentes|quedan+anuladas|no+valen"),
+    ("override", 2, "ignore|ignora|ignorar|ignorem|esqueca|esquece|esquecer|desconsidere|desconsidera|desconsiderar|descarte [3] instrucoes|regras|orientacoes|diretrizes|ordens|disseram|dito"),
+    ("override", 2, "instrucoes|regras|orientacoes [4] deixaram+de+ser+validas|nao+sao+mais+validas|foram+anuladas|nao+valem"),
+    // a new persona or mode
+    ("new-mode", 2, "developer+mode|jailbreak|system+prompt|dan+mode|modalita+sviluppatore|entwicklermodus|mode+developpeur|modo+desarrollador|modo+desenvolvedor|unrestricted+assistant|without+any+safety"),
+    ("new-mode", 1, "you+are+now|you+will+act+as|you+ll+act+as|act+as|pretend+to+be|ora+sei|sei+ora|fingi+di+essere|du+bist+jetzt|tu+es+maintenant|vous+etes+maintenant|tu+agiras|ahora+eres|actua+como|agora+voce+e|aja+como"),
+    // new instructions from here on (ordinary notices say this too: weight 1)
+    ("new-instructions", 1, "from+now+on|from+this+point+forward|henceforth|new+instructions|updated+instructions|d+ora+in+poi|da+ora+in+poi|da+adesso|d+ora+in+avanti|nuove+istruzioni|ab+jetzt|von+nun+an|ab+sofort|neue+anweisungen|a+partir+de+maintenant|desormais|dorenavant|nouvelles+instructions|a+partir+de+ahora|de+ahora+en+adelante|desde+ahora|nuevas+instrucciones|a+partir+de+agora|de+agora+em+diante|daqui+em+diante|novas+instrucoes"),
+    // urgency markers (weight 1)
+    ("urgent-marker", 1, "important|importante|wichtig|urgent|urgente|dringend|dringender|attention|achtung|attenzione|atencion|atencao|notice|avviso|aviso|hinweis"),
+    // words addressed to the model (weight 1)
+    ("addressed-to-ai", 1, "ai|ia|ki|assistant|assistente|assistenten|asistente|chatbot|llm|language+model|modello+linguistico|sprachmodell|modele+de+langage|modelo+de+lenguaje|modelo+de+linguagem|intelligenza+artificiale|kunstliche+intelligenz|intelligence+artificielle|inteligencia+artificial"),
+    ("addressed-to-ai", 2, "note|message|nota|messaggio|nachricht|mensaje|mensagem|hinweis|aviso|avviso to|for|per|all|an|fur|au|pour|a|al|para|ao [2] assistant|assistente|assistenten|asistente|ai|ia|ki|llm|chatbot|intelligenza+artificiale|inteligencia+artificial"),
+    ("addressed-to-ai", 2, "if+you+are+an+ai|if+you+are+a+language+model|se+sei+un+ia|wenn+du+eine+ki+bist|si+tu+es+une+ia|si+eres+una+ia|se+voce+e+uma+ia"),
+    ("agent-directive", 2, "assistant|ai|agent|model|llm|chatbot|bot must|should|shall|has+to|needs+to|will+now|is+required"),
+    ("agent-directive", 2, "assistente|agente|modello|ia deve|dovra|dovrebbe|devi"),
+    ("agent-directive", 2, "assistent|agent|modell|ki muss|soll|sollte|musst"),
+    ("agent-directive", 2, "assistant|agent|modele|ia doit|devra|devrait|dois"),
+    ("agent-directive", 2, "asistente|agente|modelo|ia debe|debera|deberia|tiene+que"),
+    ("agent-directive", 2, "assistente|agente|modelo|ia deve|devera|deveria|tem+que|tem+de"),
+    // directives to whoever reads (weight 1: "you must bring an ID" is ordinary)
+    ("directive", 1, "you+must|you+have+to|you+need+to|comply|obey|execute|carry+out|follow+only|devi|esegui|eseguire|obbedisci|attieniti|du+musst|sie+mussen|auszufuhren|befolge|befolgen|tu+dois|vous+devez|executez|obeis|obeissez|contente+toi|debes|debe+ejecutar|tienes+que|ejecute|ejecuta|obedece|limitate|tem+de|tem+que|obedeca|siga+apenas|grant|approve|concedi|approva|genehmige|freigeben|accordez|validez|concede|aprueba|conceda|aprove"),
+    // changing what the agent remembers (weight 1)
+    ("memory-edit", 1, "your+memory|in+memory|your+records|the+records|nella+tua+memoria|in+memoria|i+dati|deinem+gedachtnis|im+gedachtnis|dans+ta+memoire|dans+votre+memoire|sa+fiche|en+tu+memoria|na+sua+memoria|na+tua+memoria|o+cadastro|trustworthy|as+trusted|fully+verified|affidabile|vertrauenswurdig|fiable|de+confianza|de+confianca|fiavel|stop+using"),
+    // authority claims
+    ("authority-claim", 2, "message|notice|instruction|order|messaggio|avviso|ordine|nachricht|anweisung|mitteilung|avis|ordre|mensaje|orden|mensagem|ordem from|da|dal|dall|dalla|von|vom|de|du|del|do [2] admin|administrator|administrators|amministratore|amministrazione|administrateur|administrador|administracao|administracion|sysadmin|developer|developers|sviluppatore|sviluppatori|entwickler|developpeur|desarrollador|desarrolladores|desenvolvedor|it+department|security+team|development+team|entwicklerteam"),
+    ("authority-claim", 2, "admin|administrator|amministratore|administrateur|administrador|developer|system override|says|authorized|authorised|approved|requires|autorizza|richiede|autorisiert|verlangt|autorise|exige|autoriza|diz|dice|sagt|dit"),
+    ("authority-claim", 2, "this+is|i+am|sono|ich+bin|je+suis|soy|sou|hier+ist|hier+spricht|ici|aqui+fala|le+escribe|le+scriviamo [2] admin|administrator|amministratore|administrateur|administrador|developer|developers|sviluppatore|sviluppatori|entwickler|entwicklerteam|developpeur|desarrollador|desarrolladores|desenvolvedor|development+team|system+administrator|amministratore+di+sistema|equipo|equipe|team"),
+    ("authority-claim", 1, "system+message|systemnachricht|messaggio+di+sistema|message+systeme|mensaje+del+sistema|mensagem+do+sistema|authorized+test|authorised+test|authorized+evaluation|authorised+evaluation|test+autorizzato|autorisierter+test|test+autorise|prueba+autorizada|teste+autorizado|official+message|message+officiel"),
+    ("authority-claim", 2, "security|safety|sicurezza|sicherheitsprufungen|sicherheit|securite|seguridad|seguranca [3] disabled|suspended|off|sospesi|sospesa|disattivati|deaktiviert|ausgesetzt|suspendus|desactives|desactivados|suspendidos|desativados|suspensos"),
+    // exfiltration
+    ("exfiltration", 2, "send|forward|email|post|upload|leak|share|gather|collect|copy|transmit [4] password|passwords|credentials|api+key|api+keys|keys|token|tokens|secrets|conversation|chat+history|history|memories"),
+    ("exfiltration", 2, "invia|inviare|inoltra|inoltrare|manda|mandare|condividi|copia|carica|caricala|trasmetti [4] password|credenziali|chiave|chiavi|token|segreti|conversazione|cronologia"),
+    ("exfiltration", 2, "sende|senden|schicke|schicken|leite|weiterleiten|teile|laden|lade|ubermittle|ubermitteln [4] passwort|passworter|zugangsdaten|schlussel|token|geheimnisse|unterhaltung|verlauf|gesprachsverlauf"),
+    ("exfiltration", 2, "envoie|envoyez|envoyer|transfere|transferez|partage|transmettre|transmets|transmettez|copie [4] mot+de+passe|mots+de+passe|identifiants|cle|cles|token|secrets|conversation|historique"),
+    ("exfiltration", 2, "envia|envie|enviar|reenvia|reenvie|comparte|sube|subir|copia [4] contrasena|contrasenas|credenciales|clave|claves|token|secretos|conversacion|historial"),
+    ("exfiltration", 2, "envie|envia|enviar|encaminhe|encaminha|compartilhe|mande|manda|carregue|copie [4] senha|senhas|credenciais|chave|chaves|token|segredos|conversa|historico"),
+    // secrecy: towards the user (2), or just quietly (1)
+    ("secrecy", 2, "do+not|don+t|dont|never|without|no+need+to [1] tell|telling|inform|informing|mention|mentioning|notify|notifying|alert|alerting [3] user|users|customer|human|person+you+re+helping|person+you+are+helping"),
+    ("secrecy", 2, "non|senza [1] dire|dirlo|dirgli|informare|avvisare|menzionare|parlarne [3] utente|cliente"),
+    ("secrecy", 2, "sag|sage|sagen|informiere|informieren|erwahne [3] nutzer|benutzer|kunden [3] nicht|nichts"),
+    ("secrecy", 2, "ne|sans|n [2] dis|dites|dire|informe|informez|informer|previens|mentionne|parle [3] utilisateur|client"),
+    ("secrecy", 2, "no|sin [2] digas|diga|decir|informes|informe|informar|avises|avise|menciones|cuentes [3] usuario|cliente"),
+    ("secrecy", 2, "nao|sem [2] diga|digas|dizer|informe|informar|avise|avisar|mencione|conte [3] usuario|utilizador|cliente"),
+    ("secrecy", 1, "quietly|secretly|di+nascosto|heimlich|en+secret|en+secreto|em+segredo|no+need+to+mention|don+t+bring+it+up"),
+];
+
+/// "The user's email is now …" as (who, what, change): English puts the user first, the other
+/// languages usually the field ("l'email dell'utente è ora"), so both orders are tried, with up
+/// to three other words between the parts.
+const USER_CHANGED: &[(&str, &str, &str)] = &[
+    ("user|users|customer|customers|client|account+holder", "email|e+mail|address|phone|number|password|iban|account|name|card|bank|bank+details", "is+now|now+is|has+changed|changed|was+changed|was+updated|updated|has+been+changed|has+been+updated|should+now+be|moved+to"),
+    ("utente|cliente|titolare|signor|signora", "email|e+mail|indirizzo|telefono|numero|password|iban|conto|nome|carta|banca|coordinate+bancarie", "e+ora|ora+e|cambiato|cambiata|aggiornato|aggiornata|modificato|modificata|diventato|diventata|stato+modificato|stata+modificata"),
+    ("nutzers|benutzers|nutzer|benutzer|kunden|kunde|inhaber|herrn|frau", "e+mail|email|adresse|telefonnummer|nummer|passwort|iban|konto|name|karte|bank|bankverbindung", "jetzt|nun|ist+jetzt|geandert|aktualisiert|lautet+jetzt"),
+    ("utilisateur|client|utilisatrice|titulaire|mme|madame|monsieur", "email|e+mail|adresse|telephone|numero|mot+de+passe|iban|compte|nom|carte|banque|coordonnees+bancaires", "maintenant|desormais|est+maintenant|change|changee|modifie|modifiee|mis+a+jour"),
+    ("usuario|cliente|usuaria|titular", "correo|email|e+mail|direccion|telefono|numero|contrasena|iban|cuenta|nombre|tarjeta|banco|datos+bancarios", "ahora|es+ahora|cambiado|cambiada|actualizado|actualizada|cambio|modificado|modificada"),
+    ("usuario|utilizador|cliente|titular", "email|e+mail|endereco|telefone|numero|senha|iban|conta|nome|cartao|banco|dados+bancarios", "agora|e+agora|mudou|alterado|alterada|atualizado|atualizada"),
+];
+
+/// Raw character sequences of chat templates, looked for in the lower-cased text.
+const CONTROL_TOKENS: &[&str] = &[
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|system|>",
+    "<|endoftext|>",
+    "[inst]",
+    "[/inst]",
+    "<<sys>>",
+    "### instruction",
+    "### system",
+];
+
+struct Slot<'a> {
+    /// Alternatives, each a run of words.
+    alts: Vec<Vec<&'a str>>,
+    /// Other words allowed before this slot.
+    gap: usize,
+}
+
+fn compile(pattern: &str) -> Vec<Slot<'_>> {
+    let mut slots = Vec::new();
+    let mut gap = 0;
+    for part in pattern.split(' ') {
+        if let Some(n) = part.strip_prefix('[').and_then(|p| p.strip_suffix(']')) {
+            gap = n.parse().unwrap_or(0);
+            continue;
+        }
+        let alts = part.split('|').map(|a| a.split('+').collect()).collect();
+        slots.push(Slot { alts, gap });
+        gap = 0;
+    }
+    slots
+}
+
+/// Does `slots` match `words` starting exactly at `at`?
+fn matches_at(slots: &[Slot<'_>], words: &[String], at: usize) -> bool {
+    let Some((slot, rest)) = slots.split_first() else { return true };
+    let lens: Vec<usize> = slot
+        .alts
+        .iter()
+        .filter(|alt| {
+            alt.len() <= words.len().saturating_sub(at)
+                && alt.iter().zip(&words[at..]).all(|(a, w)| a == w)
+        })
+        .map(Vec::len)
+        .collect();
+    lens.into_iter().any(|len| {
+        let next = at + len;
+        let gap = rest.first().map_or(0, |s| s.gap);
+        (0..=gap).any(|skip| next + skip <= words.len() && matches_at(rest, words, next + skip))
+    })
+}
+
+/// The class of the first instruction-like cue in `text` (module docs), or `None`.
+pub fn instruction_like(text: &str) -> Option<&'static str> {
+    let lower = text.to_lowercase();
+    if CONTROL_TOKENS.iter().any(|t| lower.contains(t)) {
+        return Some("control-token");
+    }
+    let words = words(text);
+    let found = |pattern: &str| {
+        let slots = compile(pattern);
+        (0..words.len()).any(|at| matches_at(&slots, &words, at))
+    };
+    // Each class counts once, with its strongest cue.
+    let mut score: Vec<(&'static str, u8)> = Vec::new();
+    let mut add = |class: &'static str, weight: u8| match score.iter_mut().find(|c| c.0 == class) {
+        Some(c) => c.1 = c.1.max(weight),
+        None => score.push((class, weight)),
+    };
+    for (class, weight, pattern) in PATTERNS {
+        if found(pattern) {
+            add(class, *weight);
+        }
+    }
+    for (who, what, change) in USER_CHANGED {
+        if found(&format!("{who} [3] {what} [3] {change}"))
+            || found(&format!("{what} [3] {who} [3] {change}"))
+        {
+            add("user-changed", 2);
+        } else if found(&format!("{what} [3] {change}")) {
+            add("field-changed", 1); // "Sarah's phone number changed": weight 1, no user named
+        }
+    }
+    let total: u32 = score.iter().map(|c| u32::from(c.1)).sum();
+    score.sort_by_key(|c| std::cmp::Reverse(c.1));
+    (total >= 2).then(|| score[0].0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pattern_language_matches_runs_gaps_and_alternatives() {
+        let slots = compile("ignore [2] previous|prior instructions|mot+de+passe");
+        let w = |s: &str| words(s);
+        assert!(matches_at(&slots, &w("ignore previous instructions"), 0));
+        assert!(matches_at(&slots, &w("ignore all the prior mot de passe"), 0));
+        assert!(!matches_at(&slots, &w("ignore a b c previous instructions"), 0));
+        assert!(!matches_at(&slots, &w("ignore previous"), 0));
+    }
+
+    #[test]
+    fn ordinary_memories_are_not_instructions() {
+        for text in [
+            "Deploy of web-app failed: stale lockfile in the cache",
+            "The user prefers short answers in Italian",
+            "Invoice INV-7 for 1,250 EUR sent to Marco",
+            "Il cliente ha pagato la fattura di marzo",
+            "Der Build ist wegen eines Timeouts fehlgeschlagen",
+            "Le client a confirmé la réunion de jeudi",
+            "El usuario pidió el informe en PDF",
+            "O cliente prefere respostas curtas",
+            "We decided to ignore flaky tests in the nightly run",
+        ] {
+            assert_eq!(instruction_like(text), None, "{text}");
+        }
+    }
+}
