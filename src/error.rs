@@ -87,6 +87,12 @@ pub enum Error {
     /// A record that does not exist was addressed.
     #[error("{0} not found")]
     NotFound(String),
+    /// An encrypted file could not be opened with the passphrase given.
+    #[error("cannot decrypt: {0}. Check the passphrase")]
+    Decrypt(String),
+    /// A file is not in a format (or a version of it) this build reads.
+    #[error("unsupported format: {0}")]
+    Format(String),
     /// Another process holds the store open.
     #[error(
         "the store at {path} is open in another process (it holds mnemo.lock): close that \
@@ -116,6 +122,8 @@ impl Error {
             Error::ModelMismatch { .. } => "MODEL_MISMATCH",
             Error::Io { .. } => "IO",
             Error::Locked { .. } => "LOCKED",
+            Error::Decrypt(_) => "DECRYPT",
+            Error::Format(_) => "FORMAT",
             Error::UnknownNamespace(_) => "UNKNOWN_NAMESPACE",
             Error::NotFound(_) => "NOT_FOUND",
             Error::Corrupt { .. } => "CORRUPT",

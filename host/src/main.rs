@@ -11,6 +11,8 @@ mod args;
 mod bench;
 #[path = "../../src/bin/mnemo/learn.rs"]
 mod learn;
+#[path = "../../src/bin/mnemo/privacy.rs"]
+mod privacy;
 mod runtime;
 mod sqlite;
 
@@ -274,9 +276,50 @@ fn run(opts: &Opts, command: &HostCommand) -> Result<(), String> {
         }
         Command::Facts(a) => print_json(opts, &m.call(|g, s| g.call_facts(s, ns, at, a.all))?)?,
         Command::Learn(c) => learn::run(&opts.g, c, &mut m)?,
+        Command::Privacy(c) => privacy::run(&opts.g, c, &mut m)?,
         Command::Bench(_) | Command::Embed(_) | Command::Compare(_) => {}
     }
     Ok(())
+}
+
+impl privacy::Calls for Memory {
+    fn erase(&mut self, ns: &str, what: &str, now: i64) -> Result<String, String> {
+        self.call(|g, s| g.call_erase(s, ns, what, now))
+    }
+    fn request_erasure(&mut self, ns: &str, what: &str, now: i64) -> Result<String, String> {
+        let id = self.call(|g, s| g.call_request_erasure(s, ns, what, now))?;
+        Ok(json!({"id": id}).to_string())
+    }
+    fn export_readable(&mut self, ns: &str, now: i64) -> Result<String, String> {
+        self.call(|g, s| g.call_export_readable(s, ns, now))
+    }
+    fn export_encrypted(
+        &mut self,
+        ns: &str,
+        passphrase: &str,
+        random: &[u8],
+        log_n: u8,
+        now: i64,
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), String> {
+        let bytes =
+            self.call(|g, s| g.call_export_encrypted(s, ns, passphrase, random, Some(log_n), now))?;
+        out.write_all(&bytes).map_err(|e| e.to_string())
+    }
+    fn import_encrypted(
+        &mut self,
+        ns: &str,
+        passphrase: &str,
+        file: &[u8],
+    ) -> Result<String, String> {
+        self.call(|g, s| g.call_import_encrypted(s, ns, passphrase, file))
+    }
+    fn reembed(&mut self, ns: &str) -> Result<String, String> {
+        self.call(|g, s| g.call_reembed(s, ns))
+    }
+    fn quarantined(&mut self, ns: &str) -> Result<String, String> {
+        self.call(|g, s| g.call_quarantined(s, ns))
+    }
 }
 
 impl learn::Calls for Memory {

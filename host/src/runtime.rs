@@ -54,6 +54,10 @@ impl kv::Host for State {
         }
         self.kv.write(&batch).map_err(|e| e.to_string())
     }
+
+    fn vacuum(&mut self) -> Result<(), String> {
+        self.kv.vacuum().map_err(|e| e.to_string())
+    }
 }
 
 impl embedder::Host for State {

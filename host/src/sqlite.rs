@@ -1,6 +1,10 @@
 //! SQLite-backed storage: one table of (key BLOB PRIMARY KEY, value BLOB), a batch is one
 //! transaction (committed before `write` returns; WAL journal, synchronous=FULL), scans are
 //! index range reads in key (byte) order.
+//!
+//! Erasure: `secure_delete` is on, so SQLite overwrites deleted content in the database pages
+//! with zeros; [`KvStore::vacuum`] then checkpoints the WAL into the database and truncates it
+//! (`wal_checkpoint(TRUNCATE)`), since the WAL still holds the old page images.
 
 use mnemo::store::{Batch, KvStore, Op};
 use mnemo::{Error, Result};
@@ -21,7 +25,7 @@ impl SqliteStore {
     pub fn open(path: &str) -> Result<Self> {
         let conn = Connection::open(path).map_err(err(path))?;
         conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA secure_delete = ON;
              CREATE TABLE IF NOT EXISTS kv (key BLOB PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;",
         )
         .map_err(err(path))?;
@@ -91,6 +95,21 @@ impl KvStore for SqliteStore {
         }
         tx.commit().map_err(err(&self.path))
     }
+
+    fn vacuum(&mut self) -> Result<()> {
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get::<_, i64>(0))
+            .map_err(err(&self.path))
+            .and_then(|busy| match busy {
+                0 => Ok(()),
+                _ => Err(Error::Io {
+                    path: self.path.clone(),
+                    detail: "the WAL checkpoint was blocked by another connection: close it and \
+                             erase again"
+                        .into(),
+                }),
+            })
+    }
 }
 
 #[cfg(test)]
@@ -110,6 +129,30 @@ mod tests {
             drop(s);
             SqliteStore::open(&fresh).unwrap()
         });
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn vacuum_leaves_no_byte_of_deleted_values_in_the_database_or_its_wal() {
+        use mnemo::store::Batch;
+        let dir = std::env::temp_dir().join(format!("mnemo-sqlite-vacuum-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("kv.sqlite").to_string_lossy().to_string();
+        let mut s = SqliteStore::open(&path).unwrap();
+        let mut b = Batch::new();
+        b.put(b"keep".to_vec(), b"public".to_vec());
+        b.put(b"gone".to_vec(), b"secret-marker-5519".repeat(50));
+        s.write(&b).unwrap();
+        let mut d = Batch::new();
+        d.delete(b"gone".to_vec());
+        s.write(&d).unwrap();
+        s.vacuum().unwrap();
+        for file in std::fs::read_dir(&dir).unwrap() {
+            let bytes = std::fs::read(file.unwrap().path()).unwrap();
+            assert!(!bytes.windows(18).any(|w| w == b"secret-marker-5519"));
+        }
+        assert_eq!(s.get(b"keep").unwrap().as_deref(), Some(&b"public"[..]));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

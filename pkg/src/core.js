@@ -65,6 +65,8 @@ export class Mnemo {
       const batches = this.#engine.takeWrites();
       try {
         for (const ops of batches) await this.#storage.write(ops);
+        // An erasure asked for deleted bytes to leave storage: log adapters compact.
+        if (this.#engine.takeVacuum()) await this.#storage.compact?.();
       } catch (e) {
         if (ns !== null) {
           this.#engine.reset(ns);
@@ -252,8 +254,62 @@ export class Mnemo {
     return this.#run(null, (e) => parse(e.maintain(force)));
   }
 
-  /** Deletes every record of namespace `ns` (one batch). */
+  /** Deletes every record of namespace `ns` (one batch, then the storage compacts). */
   forgetNamespace(ns) {
     return this.#run(ns, (e) => e.forgetNamespace(ns));
+  }
+
+  /**
+   * Erases from `ns`: `{scope: "namespace"}` (the default), `{scope: "subject", subject}` (every
+   * record naming a person, contact or identifier) or `{scope: "episode", id}` — every layer in
+   * one batch, then the storage compacts (log adapters) and a scan verifies. Resolves to the
+   * receipt: `{format, namespace, scope, subjectSha256, erasedAt, layers, episodeIds, vacuumed,
+   * verification: {recordsScanned, bytesScanned, needles, occurrences, leftoverKeys}}`.
+   */
+  erase(ns, what = { scope: "namespace" }, { now } = {}) {
+    const at = now ?? this.#clock();
+    return this.#run(ns, (e) => parse(e.erase(ns, JSON.stringify(what), at)));
+  }
+
+  /** Queues an erasure (same `what`) for the nightly job; resolves to `{id}`. */
+  requestErasure(ns, what, { now } = {}) {
+    const at = now ?? this.#clock();
+    return this.#run(ns, (e) => parse(e.requestErasure(ns, JSON.stringify(what), at)));
+  }
+
+  /** Everything held about `ns`, decoded: the right of access (format "mnemo-access/1"). */
+  exportReadable(ns, { now } = {}) {
+    const at = now ?? this.#clock();
+    return this.#run(ns, (e) => parse(e.exportReadable(ns, at)));
+  }
+
+  /**
+   * `ns` as an encrypted file (a Uint8Array): AES-256-GCM with a key from scrypt of
+   * `passphrase` (cost 2^logN, default 15). Salt and nonce come from `crypto.getRandomValues`.
+   */
+  exportEncrypted(ns, passphrase, { now, logN } = {}) {
+    const at = now ?? this.#clock();
+    const random = globalThis.crypto.getRandomValues(new Uint8Array(23));
+    return this.#run(ns, (e) => e.exportEncrypted(ns, passphrase, random, at, logN));
+  }
+
+  /**
+   * Imports an encrypted export into `ns`, which must be empty. Nothing is imported unless the
+   * passphrase is right and every byte authenticates (errors: DECRYPT, CORRUPT, FORMAT).
+   * Resolves to `{records, bytes}`.
+   */
+  importEncrypted(ns, passphrase, bytes) {
+    const file = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+    return this.#run(ns, (e) => parse(e.importEncrypted(ns, passphrase, file)));
+  }
+
+  /** Re-embeds every episode of `ns` with the attached embedder (after a model change). */
+  reembed(ns) {
+    return this.#run(ns, (e) => parse(e.reembed(ns)));
+  }
+
+  /** Records of `ns` that could not be read when it was opened: `[{key, episode, reason}]`. */
+  quarantined(ns) {
+    return this.#run(ns, (e) => parse(e.quarantined(ns)));
   }
 }

@@ -127,6 +127,26 @@ export interface Recall {
 }
 
 export type Source = "explicit" | "admin" | "implicit";
+
+/** What to erase: the whole namespace, every record naming a subject, or one episode. */
+export type Erasure =
+  | { scope: "namespace" }
+  | { scope: "subject"; subject: string }
+  | { scope: "episode"; id: number };
+
+/** Proof of an erasure: what went per layer, and what the scan afterwards found. */
+export interface ErasureReceipt {
+  format: "mnemo-erasure/1";
+  namespace: string;
+  scope: "namespace" | "subject" | "episode";
+  /** SHA-256 of "mnemo-erasure/1\0<namespace>\0<subject>": the subject is never named. */
+  subjectSha256: string | null;
+  erasedAt: number;
+  layers: { layer: string; deleted: number; rewritten: number }[];
+  episodeIds: number[];
+  vacuumed: boolean;
+  verification: { recordsScanned: number; bytesScanned: number; needles: number; occurrences: number; leftoverKeys: number };
+}
 /** Where a write came from; only "user" and "admin" are trusted. */
 export type Origin = "user" | "admin" | "agent" | "tool" | "web" | "email" | "unknown";
 export type Policy = "auto-inject" | "sensitive" | "never-inject";
@@ -319,6 +339,20 @@ export declare class Mnemo {
   nightly(ns: string, options?: { now?: number; budget?: number }): Promise<Nightly>;
   maintain(options?: { force?: boolean }): Promise<{ sealed: number; merges: number; segments: number; snapshots: number; snapshotBytes: number }>;
   forgetNamespace(ns: string): Promise<number>;
+  /** Erases a namespace, a subject in it, or one episode, across every layer; resolves to the receipt. */
+  erase(ns: string, what?: Erasure, options?: { now?: number }): Promise<ErasureReceipt>;
+  /** Queues an erasure for the nightly job. */
+  requestErasure(ns: string, what: Erasure, options?: { now?: number }): Promise<{ id: number }>;
+  /** Everything held about the namespace, decoded (right of access). */
+  exportReadable(ns: string, options?: { now?: number }): Promise<Record<string, unknown> & { format: "mnemo-access/1" }>;
+  /** The namespace as an encrypted file (AES-256-GCM, key from scrypt). */
+  exportEncrypted(ns: string, passphrase: string, options?: { now?: number; logN?: number }): Promise<Uint8Array>;
+  /** Imports an encrypted export into an empty namespace; rejects (DECRYPT, CORRUPT, FORMAT) and imports nothing unless every byte authenticates. */
+  importEncrypted(ns: string, passphrase: string, file: Uint8Array | ArrayBuffer): Promise<{ records: number; bytes: number }>;
+  /** Re-embeds every episode with the attached embedder (after a model change). */
+  reembed(ns: string): Promise<{ reembedded: number }>;
+  /** Records that could not be read when the namespace was opened (kept for repair). */
+  quarantined(ns: string): Promise<{ key: string; episode: number; reason: string }[]>;
 }
 
 /** A BERT-family embedder (multilingual-e5-small by default) from model and tokenizer bytes. */

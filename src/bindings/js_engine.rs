@@ -35,7 +35,7 @@ impl crate::learn::phrasing::Llm for JsPhraser {
 /// The engine over an in-memory mirror of the host's storage.
 #[wasm_bindgen]
 pub struct WasmEngine {
-    inner: Inner,
+    pub(super) inner: Inner,
 }
 
 #[wasm_bindgen]

@@ -6,5 +6,7 @@ pub mod js;
 pub mod js_embedder;
 #[cfg(feature = "js")]
 pub mod js_engine;
+#[cfg(feature = "js")]
+pub mod js_privacy;
 #[cfg(feature = "component")]
 pub mod wit;

@@ -47,6 +47,10 @@ impl KvStore for HostKv {
             .collect();
         kv::write(&ops).map_err(host)
     }
+
+    fn vacuum(&mut self) -> Result<()> {
+        kv::vacuum().map_err(host)
+    }
 }
 
 /// The host's embedder, through the imported `embedder` interface.
@@ -286,6 +290,49 @@ impl Guest for Component {
 
     fn use_host_llm() -> std::result::Result<(), WitError> {
         replace(|engine| Ok(engine.with_llm(Box::new(HostLlm))))
+    }
+
+    fn erase(ns: String, what: String, now: i64) -> std::result::Result<String, WitError> {
+        with(|e| e.erase_json(&ns, &what, now))
+    }
+
+    fn request_erasure(ns: String, what: String, now: i64) -> std::result::Result<u64, WitError> {
+        with(|e| {
+            let v: serde_json::Value =
+                serde_json::from_str(&e.request_erasure_json(&ns, &what, now)?)
+                    .map_err(|x| mnemo::Error::InvalidInput(x.to_string()))?;
+            Ok(v["id"].as_u64().unwrap_or(0))
+        })
+    }
+
+    fn export_readable(ns: String, now: i64) -> std::result::Result<String, WitError> {
+        with(|e| e.export_json(&ns, now))
+    }
+
+    fn export_encrypted(
+        ns: String,
+        passphrase: String,
+        random: Vec<u8>,
+        log_n: Option<u8>,
+        now: i64,
+    ) -> std::result::Result<Vec<u8>, WitError> {
+        with(|e| e.export_encrypted_with(&ns, &passphrase, &random, now, log_n))
+    }
+
+    fn import_encrypted(
+        ns: String,
+        passphrase: String,
+        file: Vec<u8>,
+    ) -> std::result::Result<String, WitError> {
+        with(|e| e.import_encrypted_json(&ns, &passphrase, &file))
+    }
+
+    fn reembed(ns: String) -> std::result::Result<String, WitError> {
+        with(|e| e.reembed_json(&ns))
+    }
+
+    fn quarantined(ns: String) -> std::result::Result<String, WitError> {
+        with(|e| e.quarantined_json(&ns))
     }
 }
 

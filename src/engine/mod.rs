@@ -7,11 +7,15 @@
 //! A namespace is loaded on first use: its episodes and vectors are read with paged scans and
 //! the BM25 and vector indexes rebuilt from them (they are derived state).
 
+mod access;
 mod episodes;
+mod erase;
+mod export;
 mod facts;
 mod feedback;
 pub mod json;
 pub mod json_learn;
+pub mod json_privacy;
 mod nightly;
 mod observe;
 mod outcomes;
@@ -24,6 +28,8 @@ mod signals;
 pub mod snapshot;
 mod space;
 
+pub use erase::{Erasure, Layer, Receipt, Verification};
+pub use export::{ExportOptions, Moved};
 pub use facts::{FactInput, FactWrite};
 pub use feedback::{Feedback, Promoted};
 pub use nightly::{Nightly, NightlyStep};
@@ -42,7 +48,7 @@ use crate::error::{Error, Result};
 use crate::index::vectors::VectorConfig;
 use crate::record::episode::encode_vector;
 use crate::record::{Episode, Status};
-use crate::store::{purge_namespace, Batch, KvStore, Namespace, Table};
+use crate::store::{Batch, KvStore, Namespace, Table};
 use space::Space;
 
 /// Engine settings.
@@ -432,13 +438,11 @@ impl<S: KvStore> Engine<S> {
         self.spaces.values().any(|s| s.vectors.needs_maintenance())
     }
 
-    /// Deletes everything of namespace `ns` (episodes, vectors, facts, rules, triples) in one
-    /// atomic batch; returns how many records went.
+    /// Deletes everything of namespace `ns` in one atomic batch and vacuums the store;
+    /// returns how many records went. [`Engine::erase`] does the same with a receipt.
     pub fn forget_namespace(&mut self, ns: &str) -> Result<usize> {
-        let ns = Namespace::new(ns)?;
-        let n = purge_namespace(&mut self.store, &ns)?;
-        self.spaces.remove(ns.as_str());
-        Ok(n)
+        let r = self.erase(ns, &Erasure::Namespace, 0)?;
+        Ok(r.layers.iter().map(|l| l.deleted).sum())
     }
 
     /// Adds the namespace's meta record to `batch` when the namespace has none yet.

@@ -4,8 +4,8 @@
 //!
 //! Steps: consolidate observations (merge identical patterns and near-duplicates) → detect
 //! behaviours (pass 1 over the window's signals) → detect conditions (pass 2) → write at most
-//! `Learning::max_new` new observations → promote → act on outcome tracking. (Compaction,
-//! which will come first, and deletion requests, which will come last, are not built yet.)
+//! `Learning::max_new` new observations → promote → act on outcome tracking → carry out queued
+//! erasure requests (`engine::erase`). (Compaction, which will come first, is not built yet.)
 //!
 //! The budget counts **work units** — records read or written — not time: the core has no
 //! clock, and a Worker's `Date.now()` does not advance during CPU work. When a call's budget
@@ -52,6 +52,8 @@ pub enum NightlyStep {
     Promote,
     /// Act on outcome tracking.
     Outcomes,
+    /// Carry out queued erasure requests (`engine::erase`).
+    Erase,
     /// Finished.
     Done,
 }
@@ -92,6 +94,8 @@ pub struct Nightly {
     pub harmful_episodes: Vec<u64>,
     /// Rules outcome tracking demoted.
     pub demoted_rules: Vec<u64>,
+    /// Receipts of the queued erasures carried out (JSON text of `engine::Receipt`).
+    pub erasures: Vec<String>,
 }
 
 fn step_name(s: NightlyStep) -> String {
@@ -102,6 +106,7 @@ fn step_name(s: NightlyStep) -> String {
         NightlyStep::Write => "write-observations",
         NightlyStep::Promote => "promote",
         NightlyStep::Outcomes => "outcomes",
+        NightlyStep::Erase => "erase",
         NightlyStep::Done => "done",
     }
     .into()
@@ -210,6 +215,12 @@ impl<S: KvStore> Engine<S> {
                     work += 1 + (episodes.len() + rules.len()) as u64;
                     st.report.harmful_episodes = episodes;
                     st.report.demoted_rules.extend(rules);
+                    st.step = NightlyStep::Erase;
+                }
+                NightlyStep::Erase => {
+                    let receipts = self.run_erasure_requests(ns, run_now)?;
+                    work += 1 + receipts.len() as u64;
+                    st.report.erasures.extend(receipts);
                     st.step = NightlyStep::Done;
                 }
                 NightlyStep::Done => {}

@@ -33,7 +33,7 @@ pub const MAX_PHRASES: usize = 8;
 pub const MAX_DIFF_WORDS: usize = 1000;
 
 /// Punctuation and symbol classes whose removal or addition is a habit worth noticing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub enum Symbol {
     /// `;`
     Semicolon,
@@ -107,7 +107,7 @@ fn is_emoji(c: char) -> bool {
 }
 
 /// The structural parts of a message an edit may remove, add or replace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub enum Part {
     /// The opening salutation ("Dear Marco,").
     Greeting,
@@ -137,7 +137,7 @@ impl Part {
 }
 
 /// One part before and after the edit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct PartChange {
     /// The draft had it.
     pub before: bool,
@@ -148,7 +148,7 @@ pub struct PartChange {
 }
 
 /// What an edit did, reduced to counts and flags (see the module docs).
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct EditFeatures {
     /// Count of each [`Symbol`] (in [`Symbol::ALL`] order) in the draft.
     pub symbols_before: [u16; 6],

@@ -106,7 +106,7 @@ impl Fact {
 }
 
 /// An entity triple, valid from `valid_from` until `valid_to` (open when `None`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Triple {
     /// Subject entity.
     pub subject: String,

@@ -23,7 +23,7 @@ pub const OUTCOME_KIND: u8 = 11;
 pub const WEIGHTS_KIND: u8 = 12;
 
 /// What one recall returned.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Retrieval {
     /// When (ms).
     pub at: i64,

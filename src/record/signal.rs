@@ -29,7 +29,7 @@ use crate::store::codec::{open, seal, Reader, Writer};
 pub const KIND: u8 = 8;
 
 /// What the user did.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub enum SignalKind {
     /// Changed a draft before sending it (`before`/`after` say how).
     Edited,
@@ -161,7 +161,7 @@ impl std::str::FromStr for Category {
 }
 
 /// A free situation attribute's value.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub enum Attr {
     /// Compared by equality (case-insensitive).
     Str(String),
@@ -170,7 +170,7 @@ pub enum Attr {
 }
 
 /// Where a signal happened.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct SignalSituation {
     /// The person the work was for ("Marco Bertelli").
     pub contact: String,
@@ -245,7 +245,7 @@ impl SignalSituation {
 }
 
 /// One behaviour signal.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Signal {
     /// Engine-assigned id (`ts << 10 | seq`).
     pub id: u64,

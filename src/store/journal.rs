@@ -14,12 +14,13 @@ use crate::error::Result;
 pub struct Journaled<S> {
     inner: S,
     journal: Vec<Batch>,
+    vacuum: bool,
 }
 
 impl<S: KvStore> Journaled<S> {
     /// Wraps `inner`.
     pub fn new(inner: S) -> Self {
-        Self { inner, journal: Vec::new() }
+        Self { inner, journal: Vec::new(), vacuum: false }
     }
 
     /// Applies `batch` to the inner store without journaling it (records the host loaded from
@@ -31,6 +32,12 @@ impl<S: KvStore> Journaled<S> {
     /// The batches written since the last call, oldest first.
     pub fn take(&mut self) -> Vec<Batch> {
         std::mem::take(&mut self.journal)
+    }
+
+    /// True once after the engine asked for a vacuum (an erasure): the host then compacts its
+    /// own storage once the journal is written, so deleted bytes leave it too.
+    pub fn take_vacuum(&mut self) -> bool {
+        std::mem::take(&mut self.vacuum)
     }
 
     /// The inner store.
@@ -59,6 +66,11 @@ impl<S: KvStore> KvStore for Journaled<S> {
             self.journal.push(batch.clone());
         }
         Ok(())
+    }
+
+    fn vacuum(&mut self) -> Result<()> {
+        self.vacuum = true;
+        self.inner.vacuum()
     }
 }
 

@@ -44,9 +44,61 @@ pub enum Table {
     Outcome,
     /// The learning loop's resumable state (the nightly job's cursor).
     Learning,
+    /// Erasure requests waiting for the nightly job (`engine::erase`).
+    ErasureQueue,
 }
 
 impl Table {
+    /// Every table, in key order of their codes.
+    pub const ALL: [Table; 16] = [
+        Table::Episode,
+        Table::Fact,
+        Table::Signal,
+        Table::FactHistory,
+        Table::Outcome,
+        Table::Retrieval,
+        Table::Meta,
+        Table::Learning,
+        Table::Observation,
+        Table::ErasureQueue,
+        Table::Rule,
+        Table::Snapshot,
+        Table::Triple,
+        Table::Vector,
+        Table::ObservationVector,
+        Table::TripleHistory,
+    ];
+
+    /// The table a key of namespace `ns` belongs to, and the record id after its prefix.
+    pub fn of_key<'k>(ns: &Namespace, key: &'k [u8]) -> Option<(Table, &'k [u8])> {
+        let rest = key.strip_prefix(ns.prefix().as_slice())?;
+        let slash = rest.iter().position(|&b| b == b'/')?;
+        let table = Table::ALL.into_iter().find(|t| t.code().as_bytes() == &rest[..slash])?;
+        Some((table, &rest[slash + 1..]))
+    }
+
+    /// A name for people (receipts, exports).
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Episode => "episodes",
+            Table::Fact => "facts",
+            Table::FactHistory => "fact history",
+            Table::Rule => "rules",
+            Table::Meta => "namespace meta",
+            Table::Vector => "episode vectors",
+            Table::Triple => "triples",
+            Table::TripleHistory => "triple history",
+            Table::Snapshot => "snapshot",
+            Table::Signal => "signals",
+            Table::Observation => "observations",
+            Table::ObservationVector => "observation vectors",
+            Table::Retrieval => "retrievals",
+            Table::Outcome => "outcomes",
+            Table::Learning => "learning state",
+            Table::ErasureQueue => "erasure requests",
+        }
+    }
+
     fn code(self) -> &'static str {
         match self {
             Table::Episode => "e",
@@ -64,6 +116,7 @@ impl Table {
             Table::Retrieval => "l",
             Table::Outcome => "k",
             Table::Learning => "n",
+            Table::ErasureQueue => "q",
         }
     }
 }

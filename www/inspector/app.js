@@ -274,6 +274,70 @@ $("rule").onsubmit = async (ev) => {
   await refreshRules();
 };
 
+function download(name, bytes, type) {
+  const a = el("a", { href: URL.createObjectURL(new Blob([bytes], { type })), download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+}
+
+const stamp = () => new Date().toISOString().slice(0, 19).replace(/[:T]/g, "-");
+
+$("export").onsubmit = async (ev) => {
+  ev.preventDefault();
+  try {
+    const bytes = await call("exportEncrypted", ns(), new FormData(ev.target).get("passphrase"));
+    download(`${ns()}-${stamp()}.mnemo`, bytes, "application/octet-stream");
+    $("privacy-note").textContent = `exported ${bytes.length} encrypted bytes`;
+  } catch (e) {
+    showError($("privacy-note"), e);
+  }
+};
+
+$("export-readable").onclick = async () => {
+  try {
+    const doc = await call("exportReadable", ns());
+    download(`${ns()}-${stamp()}.json`, JSON.stringify(doc, null, 2), "application/json");
+    $("privacy-note").textContent = `exported ${doc.episodes.length} episodes as readable JSON`;
+  } catch (e) {
+    showError($("privacy-note"), e);
+  }
+};
+
+$("import").onsubmit = async (ev) => {
+  ev.preventDefault();
+  const f = new FormData(ev.target);
+  try {
+    const bytes = new Uint8Array(await f.get("file").arrayBuffer());
+    const into = f.get("into").trim();
+    const r = await call("importEncrypted", into, f.get("passphrase"), bytes);
+    $("privacy-note").textContent = `imported ${r.records} records into ${into}`;
+    $("ns").value = into;
+    await refresh();
+  } catch (e) {
+    showError($("privacy-note"), e);
+  }
+};
+
+$("forget").onsubmit = async (ev) => {
+  ev.preventDefault();
+  const subject = new FormData(ev.target).get("subject").trim();
+  const what = subject ? { scope: "subject", subject } : { scope: "namespace" };
+  try {
+    const r = await call("erase", ns(), what);
+    const deleted = r.layers.reduce((n, l) => n + l.deleted, 0);
+    const v = r.verification;
+    $("privacy-note").textContent =
+      `erased ${deleted} records; scan of ${v.recordsScanned} records: ${v.occurrences} occurrences, ${v.leftoverKeys} leftover keys`;
+    $("receipt").textContent = JSON.stringify(r, null, 2);
+    ev.target.reset();
+    await refresh();
+  } catch (e) {
+    showError($("privacy-note"), e);
+  }
+};
+
 $("ns").onchange = refresh;
 
 try {

@@ -39,6 +39,10 @@ const methods = {
   observations: (ns) => memory.observations(ns, ["open"]),
   feedback: (ns, id, verdict) => memory.feedback(ns, id, verdict),
   forget: (ns) => memory.forgetNamespace(ns),
+  erase: (ns, what) => memory.erase(ns, what),
+  exportEncrypted: (ns, passphrase) => memory.exportEncrypted(ns, passphrase),
+  exportReadable: (ns) => memory.exportReadable(ns),
+  importEncrypted: (ns, passphrase, bytes) => memory.importEncrypted(ns, passphrase, bytes),
 };
 
 onmessage = async ({ data: { id, method, args } }) => {

@@ -87,6 +87,8 @@ pub enum Command {
     Rules(Rules),
     #[command(flatten)]
     Learn(crate::learn::Learn),
+    #[command(flatten)]
+    Privacy(crate::privacy::Privacy),
 }
 
 /// Joins a command's words into its text; refuses a blank one.

@@ -5,6 +5,7 @@ mod args;
 mod bench;
 mod learn;
 mod memory;
+mod privacy;
 
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -55,6 +56,7 @@ fn run(g: &Globals, command: &Command) -> Result<(), String> {
         Command::Rule(a) => memory::rule(g, a),
         Command::Rules(a) => memory::rules(g, a),
         Command::Learn(c) => learn::run(g, c, &mut memory::open_learning(g)?),
+        Command::Privacy(c) => privacy::run(g, c, &mut memory::open_learning(g)?),
     }
 }
 

@@ -280,6 +280,49 @@ pub fn fact(g: &Globals, a: &args::Fact) -> Result<(), String> {
     Ok(())
 }
 
+impl crate::privacy::Calls for Store {
+    fn erase(&mut self, ns: &str, what: &str, now: i64) -> Result<String, String> {
+        self.erase_json(ns, what, now).map_err(err)
+    }
+    fn request_erasure(&mut self, ns: &str, what: &str, now: i64) -> Result<String, String> {
+        self.request_erasure_json(ns, what, now).map_err(err)
+    }
+    fn export_readable(&mut self, ns: &str, now: i64) -> Result<String, String> {
+        self.export_json(ns, now).map_err(err)
+    }
+    fn export_encrypted(
+        &mut self,
+        ns: &str,
+        passphrase: &str,
+        random: &[u8],
+        log_n: u8,
+        now: i64,
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), String> {
+        let mut options = mnemo::engine::ExportOptions::from_random(random, now).map_err(err)?;
+        options.log_n = log_n;
+        let mut sink = |b: &[u8]| {
+            out.write_all(b)
+                .map_err(|e| mnemo::Error::Io { path: "export".into(), detail: e.to_string() })
+        };
+        Engine::export_encrypted(self, ns, passphrase, &options, &mut sink).map(|_| ()).map_err(err)
+    }
+    fn import_encrypted(
+        &mut self,
+        ns: &str,
+        passphrase: &str,
+        file: &[u8],
+    ) -> Result<String, String> {
+        self.import_encrypted_json(ns, passphrase, file).map_err(err)
+    }
+    fn reembed(&mut self, ns: &str) -> Result<String, String> {
+        self.reembed_json(ns).map_err(err)
+    }
+    fn quarantined(&mut self, ns: &str) -> Result<String, String> {
+        self.quarantined_json(ns).map_err(err)
+    }
+}
+
 impl crate::learn::Calls for Store {
     fn signal(&mut self, ns: &str, json: &str) -> Result<String, String> {
         self.signal_json(ns, json).map_err(err)

@@ -1,0 +1,314 @@
+//! Erasure that can be proven, and encrypted export: randomised workloads over several users and
+//! subjects on the file store, raw byte scans of the log afterwards, other users' answers
+//! byte-identical, receipts that pass their own scan; export round trips and tampered files.
+//! `MNEMO_EXHAUSTIVE=1` flips 10,000 bits of the export instead of CI's 2,000.
+
+mod common;
+
+use common::hash_embed::HashEmbedder;
+use mnemo::engine::{Erasure, ExportOptions, FactInput, Receipt};
+use mnemo::record::{Episode, Origin, RuleStatus, Source};
+use mnemo::store::file::FileStore;
+use mnemo::store::{KvStore, MemoryStore};
+use mnemo::{Config, Engine, Query};
+
+const DAY: i64 = 86_400_000;
+const T0: i64 = 1_717_200_000_000; // 2024-06-01
+
+fn engine<S: KvStore>(store: S) -> Engine<S> {
+    Engine::new(store, Config::default()).with_embedder(Box::new(HashEmbedder))
+}
+
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("mnemo-erasure-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// A small deterministic generator (xorshift), so every run is the same workload.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[(self.next() % xs.len() as u64) as usize]
+    }
+}
+
+/// Subjects unlikely to occur by chance in any byte of the store (vectors included).
+fn subjects(ns: &str) -> Vec<String> {
+    ["Zephyrine Okonkwo", "Bartholomew Quist", "Ingrid Vasquez-Lindqvist"]
+        .iter()
+        .map(|s| format!("{s} {ns}"))
+        .collect()
+}
+
+const TOPICS: &[&str] = &[
+    "asked for the quarterly invoice",
+    "prefers calls after lunch",
+    "reported a failed deploy of the billing service",
+    "approved the budget for the offsite",
+    "sent the signed contract",
+];
+
+/// Fills namespace `ns` with episodes, facts, triples, rules, signals and retrievals, some
+/// naming the subjects and some not.
+fn fill<S: KvStore>(e: &mut Engine<S>, ns: &str, rng: &mut Rng) {
+    let subs = subjects(ns);
+    for i in 0..60 {
+        let at = T0 + i * DAY / 4;
+        let topic = rng.pick(TOPICS);
+        let mut ep = match i % 3 {
+            0 => Episode::new(format!("{} {topic} (note {i})", subs[(i as usize / 3) % 3]), at),
+            1 => {
+                let mut ep = Episode::new(format!("the contact {topic} (note {i})"), at);
+                ep.entities.push(subs[(i as usize / 3) % 3].clone()); // tagged, not in the text
+                ep
+            }
+            _ => Episode::new(format!("routine: {topic} for the team (note {i})"), at),
+        };
+        ep.source = "agent".into();
+        e.remember(ns, ep, None).unwrap();
+    }
+    for (i, s) in subs.iter().enumerate() {
+        let key = format!("contact.{i}.name");
+        let f =
+            FactInput { source: Source::Explicit, origin: Origin::User, ..FactInput::new(&key, s) };
+        e.write_fact(ns, &f, T0).unwrap();
+        let f2 = FactInput {
+            origin: Origin::User,
+            ..FactInput::new(format!("contact.{i}.city"), "Turin")
+        };
+        e.write_fact(ns, &f2, T0).unwrap();
+        e.assert_triple(ns, s, "works_at", "Acme", 0.9, Source::Explicit, T0).unwrap();
+        e.add_rule(
+            ns,
+            &format!("Always copy {s} on invoices"),
+            "",
+            RuleStatus::Active,
+            Origin::User,
+            T0,
+        )
+        .unwrap();
+        for n in 0..4 {
+            let ts = format!("2024-06-01T10:{n:02}:00Z");
+            let sig = serde_json::json!({"ts": ts, "kind": "edited", "agent": "email",
+                "situation": {"contact": s},
+                "before": format!("Dear {s}, the order {n} is confirmed; see you."),
+                "after": format!("Dear {s}, the order {n} is confirmed, see you."),
+                "episode": (n as u64) + 1});
+            e.signal_json(ns, &sig.to_string()).unwrap();
+        }
+    }
+    e.write_fact(
+        ns,
+        &FactInput { origin: Origin::User, ..FactInput::new("language", "Italian") },
+        T0,
+    )
+    .unwrap();
+    e.add_rule(ns, "Answer in Italian", "", RuleStatus::Active, Origin::User, T0).unwrap();
+    for q in ["invoice", "deploy", "budget"] {
+        e.recall(ns, &Query::new(q, 5), T0 + 30 * DAY).unwrap();
+    }
+}
+
+/// Recall answers of `ns` as text (no access updates), to compare before and after.
+fn answers<S: KvStore>(e: &mut Engine<S>, ns: &str) -> String {
+    let mut out = String::new();
+    for q in ["invoice", "deploy", "budget", "lunch", "contract"] {
+        let mut query = Query::new(q, 8);
+        query.touch = false;
+        for h in e.recall(ns, &query, T0 + 40 * DAY).unwrap().hits {
+            out.push_str(&format!(
+                "{} {} {:.6}\n",
+                h.episode.id, h.episode.text, h.explanation.final_score
+            ));
+        }
+    }
+    out.push_str(&format!("{:?}\n", e.facts(ns, T0 + 40 * DAY, &[], true).unwrap()));
+    out.push_str(&format!("{:?}\n", e.rules(ns, &[]).unwrap()));
+    out
+}
+
+fn raw_count(bytes: &[u8], needle: &str) -> usize {
+    let n = needle.to_ascii_lowercase().into_bytes();
+    bytes.windows(n.len()).filter(|w| w.eq_ignore_ascii_case(&n)).count()
+}
+
+fn assert_verified(r: &Receipt) {
+    assert!(r.verified(), "{r:#?}");
+    assert!(r.vacuumed);
+    let json = serde_json::to_string(r).unwrap();
+    assert!(!json.contains("Zephyrine") && !json.contains("Bartholomew"), "{json}");
+}
+
+#[test]
+fn a_subject_leaves_every_layer_and_every_byte_of_the_file_and_others_are_untouched() {
+    let dir = tempdir("subject");
+    let mut e = engine(FileStore::open(&dir).unwrap());
+    let mut rng = Rng(0x5eed_1234);
+    for ns in ["ana", "bo", "cy"] {
+        fill(&mut e, ns, &mut rng);
+    }
+    e.nightly("ana", T0 + 31 * DAY, None).unwrap();
+    e.snapshot("ana").unwrap();
+    let before_bo = answers(&mut e, "bo");
+    let before_cy = answers(&mut e, "cy");
+    let [zeph, bart, ingrid]: [String; 3] = subjects("ana").try_into().unwrap();
+    let log = dir.join("mnemo.log");
+    assert!(raw_count(&std::fs::read(&log).unwrap(), &zeph) > 0);
+
+    let r = e.erase("ana", &Erasure::Subject(zeph.clone()), T0 + 41 * DAY).unwrap();
+    assert_verified(&r);
+    // Notes 0, 9, 18… name her in the text, notes 1, 10, 19… tag her: 7 of each.
+    assert_eq!(r.episode_ids.len(), 14, "{r:#?}");
+    let layer = |name: &str| r.layers.iter().find(|l| l.layer == name).map_or(0, |l| l.deleted);
+    assert!(layer("episodes") > 0 && layer("episode vectors") > 0 && layer("facts") == 1);
+    assert!(layer("triples") == 1 && layer("rules") == 1 && layer("signals") >= 4, "{r:#?}");
+    assert!(layer("snapshot") > 0, "the snapshot held her episodes: {r:#?}");
+    let raw = std::fs::read(&log).unwrap();
+    assert_eq!(raw_count(&raw, &zeph), 0, "no byte of the subject left in the file");
+    assert!(raw_count(&raw, &bart) > 0 && raw_count(&raw, &ingrid) > 0, "other subjects stay");
+
+    // The rest of the namespace works, other namespaces answer byte for byte as before.
+    let hits = e.recall("ana", &Query::new("invoice", 50), T0 + 41 * DAY).unwrap().hits;
+    assert!(!hits.is_empty() && hits.iter().all(|h| !h.episode.text.contains("Zephyrine")));
+    assert!(e.fact("ana", "language", T0 + 41 * DAY, true).unwrap().is_some());
+    assert_eq!(answers(&mut e, "bo"), before_bo);
+    assert_eq!(answers(&mut e, "cy"), before_cy);
+
+    // Reopened from the file: still gone, still verified by a fresh scan.
+    drop(e);
+    let mut e = engine(FileStore::open(&dir).unwrap());
+    let again = e.erase("ana", &Erasure::Subject(zeph), T0 + 42 * DAY).unwrap();
+    assert_verified(&again);
+    assert!(again.episode_ids.is_empty(), "nothing left to erase");
+    assert_eq!(answers(&mut e, "bo"), before_bo);
+}
+
+#[test]
+fn one_memory_by_id_takes_what_derives_from_it() {
+    let mut e = engine(MemoryStore::new());
+    let mut rng = Rng(7);
+    fill(&mut e, "ana", &mut rng);
+    let target = 2u64; // signals of every subject point at episodes 1–4
+    let text = e.episode("ana", target).unwrap().text;
+    let r = e.erase("ana", &Erasure::Episode(target), T0 + 41 * DAY).unwrap();
+    assert_verified(&r);
+    assert_eq!(r.episode_ids, vec![target]);
+    let signals = r.layers.iter().find(|l| l.layer == "signals").map_or(0, |l| l.deleted);
+    assert_eq!(signals, 3, "the signal of each subject tied to it: {r:#?}");
+    assert_eq!(e.episode("ana", target).unwrap_err().code(), "NOT_FOUND");
+    let dump = e.export_json("ana", T0).unwrap();
+    assert!(!dump.contains(&text), "gone from the readable export too");
+    assert_eq!(e.erase("ana", &Erasure::Episode(target), T0).unwrap_err().code(), "NOT_FOUND");
+}
+
+#[test]
+fn a_whole_user_goes_and_queued_requests_run_at_night() {
+    let dir = tempdir("namespace");
+    let mut e = engine(FileStore::open(&dir).unwrap());
+    let mut rng = Rng(99);
+    fill(&mut e, "ana", &mut rng);
+    fill(&mut e, "bo", &mut rng);
+    let before_bo = answers(&mut e, "bo");
+    let bart = subjects("bo")[1].clone();
+    let id = e.request_erasure("bo", &Erasure::Subject(bart.clone()), T0).unwrap();
+    assert_eq!(e.erasure_requests("bo").unwrap(), vec![(id, Erasure::Subject(bart.clone()))]);
+    let r = e.erase("ana", &Erasure::Namespace, T0 + DAY).unwrap();
+    assert_verified(&r);
+    assert!(r.layers.iter().map(|l| l.deleted).sum::<usize>() > 100, "{r:#?}");
+    let raw = std::fs::read(dir.join("mnemo.log")).unwrap();
+    for s in subjects("ana") {
+        assert_eq!(raw_count(&raw, &s), 0, "{s}");
+    }
+    assert_eq!(raw_count(&raw, "u/ana/"), 0, "not one key of the user is left");
+    assert_eq!(answers(&mut e, "bo"), before_bo);
+
+    let night = e.nightly("bo", T0 + 2 * DAY, None).unwrap();
+    assert_eq!(night.erasures.len(), 1, "{night:?}");
+    let receipt: serde_json::Value = serde_json::from_str(&night.erasures[0]).unwrap();
+    assert_eq!(receipt["verification"]["occurrences"], 0);
+    assert!(e.erasure_requests("bo").unwrap().is_empty());
+    let raw = std::fs::read(dir.join("mnemo.log")).unwrap();
+    assert_eq!(raw_count(&raw, &bart), 0);
+}
+
+#[test]
+fn the_readable_export_lists_every_layer() {
+    let mut e = engine(MemoryStore::new());
+    fill(&mut e, "ana", &mut Rng(3));
+    let doc: serde_json::Value = serde_json::from_str(&e.export_json("ana", T0).unwrap()).unwrap();
+    assert_eq!(doc["format"], "mnemo-access/1");
+    assert_eq!(doc["episodes"].as_array().unwrap().len(), 60);
+    for (section, n) in
+        [("facts", 7), ("triples", 3), ("rules", 4), ("signals", 12), ("retrievals", 3)]
+    {
+        assert_eq!(doc[section].as_array().unwrap().len(), n, "{section}");
+    }
+    assert_eq!(doc["derived"]["episodeVectors"], 60);
+    assert!(doc["unreadable"].as_array().unwrap().is_empty());
+}
+
+fn options(seed: u8) -> ExportOptions {
+    ExportOptions { log_n: 10, ..ExportOptions::new([seed; 16], [seed ^ 0x5a; 7], T0) }
+}
+
+#[test]
+fn an_export_round_trips_into_another_namespace_and_engine() {
+    let mut a = engine(MemoryStore::new());
+    fill(&mut a, "ana", &mut Rng(11));
+    let file = a.export_encrypted_bytes("ana", "correct horse battery", &options(1)).unwrap();
+    assert!(raw_count(&file, "Zephyrine") == 0 && raw_count(&file, "invoice") == 0, "encrypted");
+    let mut b = engine(MemoryStore::new());
+    let moved = b.import_encrypted("ana-restored", "correct horse battery", &file).unwrap();
+    assert_eq!(moved.bytes, file.len());
+    assert_eq!(answers(&mut a, "ana"), answers(&mut b, "ana-restored"));
+    let err = b.import_encrypted("ana-restored", "correct horse battery", &file).unwrap_err();
+    assert_eq!(err.code(), "INVALID_INPUT", "{err}: only into an empty namespace");
+}
+
+#[test]
+fn a_wrong_passphrase_a_flipped_bit_a_cut_or_a_newer_version_imports_nothing() {
+    let mut a = engine(MemoryStore::new());
+    fill(&mut a, "ana", &mut Rng(5));
+    // Make the export about 1 MB.
+    for i in 0..700 {
+        let text = format!("bulk note {i}: {}", "lorem ipsum dolor sit amet ".repeat(50));
+        a.remember("ana", Episode::new(text, T0 + i), None).unwrap();
+    }
+    let file = a.export_encrypted_bytes("ana", "pass phrase", &options(2)).unwrap();
+    assert!(file.len() > 1_000_000, "{} bytes", file.len());
+    let mut b = engine(MemoryStore::new());
+    let empty = |b: &Engine<MemoryStore>| b.store().is_empty();
+
+    assert_eq!(b.import_encrypted("x", "wrong phrase", &file).unwrap_err().code(), "DECRYPT");
+    let mut newer = file.clone();
+    newer[6] = 2;
+    assert_eq!(b.import_encrypted("x", "pass phrase", &newer).unwrap_err().code(), "FORMAT");
+    for cut in [0, 5, 40, 71, 75, 1000, file.len() / 2, file.len() - 1] {
+        let err = b.import_encrypted("x", "pass phrase", &file[..cut]).unwrap_err();
+        assert!(["CORRUPT", "FORMAT"].contains(&err.code()), "cut at {cut}: {err}");
+    }
+    // Every bit of the header, then bits spread over the whole file: 10,000 in all with
+    // MNEMO_EXHAUSTIVE=1, a seeded 2,000 otherwise (CI's time budget).
+    let bits = file.len() * 8;
+    let total = if std::env::var_os("MNEMO_EXHAUSTIVE").is_some() { 10_000 } else { 2_000 };
+    let mut rng = Rng(0xb175);
+    let mut flips: Vec<usize> = (0..71 * 8).collect();
+    while flips.len() < total {
+        flips.push((rng.next() % bits as u64) as usize);
+    }
+    for bit in flips {
+        let mut bad = file.clone();
+        bad[bit / 8] ^= 1 << (bit % 8);
+        let err = b.import_encrypted("x", "pass phrase", &bad).unwrap_err();
+        assert!(["CORRUPT", "DECRYPT", "FORMAT"].contains(&err.code()), "bit {bit}: {err}");
+    }
+    assert!(empty(&b), "nothing was imported");
+    b.import_encrypted("x", "pass phrase", &file).expect("the untouched file imports");
+}
