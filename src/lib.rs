@@ -19,3 +19,6 @@ pub mod record;
 pub mod store;
 pub mod time;
 pub mod trust;
+
+#[cfg(test)]
+mod fuzz;

@@ -276,3 +276,56 @@ fn the_learning_commands_learn_from_a_signal_file() {
     let (ok, out, _) = mnemo(&[&["report", "--json"][..], &g].concat());
     assert!(ok && one_json(&out)["retrievals"] == 0, "{out}");
 }
+
+#[test]
+fn privacy_commands_export_import_and_forget_with_a_receipt() {
+    let d = dir("privacy");
+    let store = d.join("store").to_string_lossy().into_owned();
+    let run = |ns: &str, args: &[&str]| {
+        let mut all = vec!["--store", &store, "--ns", ns, "--at", "2025-03-01T00:00:00Z"];
+        all.extend_from_slice(args);
+        let out = Command::new(env!("CARGO_BIN_EXE_mnemo"))
+            .args(&all)
+            .env("MNEMO_MODEL_DIR", common::model_dir())
+            .env("MNEMO_PASSPHRASE", "correct horse battery")
+            .output()
+            .expect("run mnemo");
+        let s = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+        (out.status.success(), s(out.stdout), s(out.stderr))
+    };
+    for text in ["Invoice INV-7 sent to Marco Bertelli", "npm install failed: stale lockfile"] {
+        assert!(run("ana", &["remember", text]).0);
+    }
+    assert!(run("ana", &["fact", "set", "contact.email", "marco@bertelli.example"]).0);
+    let file = d.join("ana.mnemo");
+    let f = file.to_str().unwrap();
+    let (ok, out, err) = run("ana", &["export", f, "--scrypt-log-n", "10"]);
+    assert!(ok && one_json(&out)["encrypted"] == true, "{out}{err}");
+    let (ok, out, err) = run("copy", &["import", f]);
+    assert!(ok && one_json(&out)["records"].as_u64().unwrap() > 3, "{out}{err}");
+    let (ok, _, err) = run("copy2", &["import", f, "--passphrase-file", "/dev/null"]);
+    assert!(!ok && err.contains("passphrase is empty"), "{err}");
+    let readable = d.join("ana.json");
+    assert!(run("ana", &["export", readable.to_str().unwrap(), "--readable"]).0);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&readable).unwrap()).unwrap();
+    assert_eq!(doc["episodes"].as_array().unwrap().len(), 2);
+
+    let (ok, out, err) = run("ana", &["forget", "--subject", "Marco Bertelli"]);
+    assert!(ok, "{err}");
+    let receipt = one_json(&out);
+    assert_eq!(receipt["verification"]["occurrences"], 0, "{receipt}");
+    assert_eq!(receipt["episodeIds"].as_array().unwrap().len(), 1, "{receipt}");
+    let (ok, out, _) = run("ana", &["forget", "--id", "2"]);
+    assert!(ok && one_json(&out)["scope"] == "episode", "{out}");
+    let (ok, out, _) = run("copy", &["forget", "--subject", "Marco", "--queue"]);
+    assert!(ok && one_json(&out)["id"] == 1, "{out}");
+    let (ok, out, _) = run("copy", &["nightly", "--json"]);
+    assert!(ok && one_json(&out)["erasures"].as_array().unwrap().len() == 1, "{out}");
+    let (ok, out, _) = run("copy", &["forget"]);
+    assert!(ok && one_json(&out)["scope"] == "namespace", "{out}");
+    let log = std::fs::read(d.join("store/mnemo.log")).unwrap();
+    assert!(!log.windows(5).any(|w| w == b"Marco"), "no byte of the person left in the log");
+    let (ok, out, _) = run("ana", &["quarantined"]);
+    assert!(ok && out.trim() == "[]", "{out}");
+}

@@ -312,3 +312,48 @@ fn a_wrong_passphrase_a_flipped_bit_a_cut_or_a_newer_version_imports_nothing() {
     assert!(empty(&b), "nothing was imported");
     b.import_encrypted("x", "pass phrase", &file).expect("the untouched file imports");
 }
+
+/// The file store, with a vacuum that fails once (a crash between the delete batch and it).
+struct VacuumFailsOnce(FileStore, bool);
+
+impl KvStore for VacuumFailsOnce {
+    fn get(&self, key: &[u8]) -> mnemo::Result<Option<Vec<u8>>> {
+        self.0.get(key)
+    }
+    fn scan(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> mnemo::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        self.0.scan(prefix, after, limit)
+    }
+    fn write(&mut self, batch: &mnemo::store::Batch) -> mnemo::Result<()> {
+        self.0.write(batch)
+    }
+    fn vacuum(&mut self) -> mnemo::Result<()> {
+        if std::mem::take(&mut self.1) {
+            return Err(mnemo::Error::Io { path: "vacuum".into(), detail: "crash".into() });
+        }
+        self.0.vacuum()
+    }
+}
+
+#[test]
+fn an_erasure_cut_short_before_its_vacuum_is_vacuumed_on_the_next_open() {
+    let dir = tempdir("vacuum-crash");
+    let mut store = FileStore::open(&dir).unwrap();
+    store.set_auto_compact(false);
+    let mut e = engine(VacuumFailsOnce(store, true));
+    fill(&mut e, "ana", &mut Rng(21));
+    let zeph = subjects("ana")[0].clone();
+    assert!(e.erase("ana", &Erasure::Subject(zeph.clone()), T0).is_err(), "the vacuum failed");
+    let log = dir.join("mnemo.log");
+    assert!(raw_count(&std::fs::read(&log).unwrap(), &zeph) > 0, "deleted, not yet vacuumed");
+    drop(e);
+    let mut e = engine(FileStore::open(&dir).unwrap());
+    e.load("bo").unwrap(); // any namespace's load finishes the vacuum
+    assert_eq!(raw_count(&std::fs::read(&log).unwrap(), &zeph), 0);
+    let again = e.erase("ana", &Erasure::Subject(zeph), T0).unwrap();
+    assert!(again.verified() && again.episode_ids.is_empty(), "{again:#?}");
+}

@@ -210,12 +210,9 @@ fn the_users_own_words_are_never_flagged_and_secrets_are_masked_by_default() {
     assert!(!user.explanation.untrusted && !user.explanation.instruction_like);
 }
 
-/// A set written by someone who never saw the detector (tests/fixtures/poisoning-heldout.jsonl):
-/// its figures are what to expect on text the phrase lists were not tuned to. Printed, and
-/// held above floors that a regression would break.
-#[test]
-fn held_out_attacks_and_near_misses() {
-    let text = std::fs::read_to_string("tests/fixtures/poisoning-heldout.jsonl").unwrap();
+/// (caught, attacks, false alarms, benign) of the detector on a JSONL set, printing misses.
+fn measure(path: &str) -> (usize, usize, usize, usize) {
+    let text = std::fs::read_to_string(path).unwrap();
     let (mut attacks, mut caught, mut benign, mut false_alarms) = (0, 0, 0, 0);
     let mut missed = Vec::new();
     let mut alarms = Vec::new();
@@ -238,11 +235,37 @@ fn held_out_attacks_and_near_misses() {
             }
         }
     }
-    let (tpr, fpr) = (caught as f64 / attacks as f64, false_alarms as f64 / benign as f64);
-    println!("held-out: caught {caught}/{attacks} ({:.1} %), false alarms {false_alarms}/{benign} ({:.1} %)", 100.0 * tpr, 100.0 * fpr);
+    println!(
+        "{path}: caught {caught}/{attacks} ({:.1} %), false alarms {false_alarms}/{benign} ({:.1} %)",
+        100.0 * caught as f64 / attacks as f64,
+        100.0 * false_alarms as f64 / benign as f64
+    );
     println!("missed:\n{}\nfalse alarms:\n{}", missed.join("\n"), alarms.join("\n"));
+    (caught, attacks, false_alarms, benign)
+}
+
+/// A set written by someone who never saw the detector (tests/fixtures/poisoning-heldout.jsonl):
+/// its figures are what to expect on text the phrase lists were not tuned to. Printed, and
+/// held above floors that a regression would break.
+#[test]
+fn held_out_attacks_and_near_misses() {
+    let (caught, attacks, false_alarms, benign) = measure("tests/fixtures/poisoning-heldout.jsonl");
+    let (tpr, fpr) = (caught as f64 / attacks as f64, false_alarms as f64 / benign as f64);
     assert!(attacks >= 90 && benign >= 90);
     // Measured 80.0 % and 2.2 % (this set's misses were seen once while the cue weights were
-    // designed; see BENCHMARKS.md for a set never seen): floors a regression would break.
+    // designed): floors a regression would break.
     assert!(tpr >= 0.75 && fpr <= 0.05, "caught {tpr:.3}, false alarms {fpr:.3}");
+}
+
+/// A second set, written blind after the detector was designed and never used to tune it
+/// (tests/fixtures/poisoning-blind.jsonl): the honest figure for unseen text.
+#[test]
+fn blind_attacks_and_near_misses() {
+    let (caught, attacks, false_alarms, benign) = measure("tests/fixtures/poisoning-blind.jsonl");
+    assert!(attacks >= 120 && benign >= 120);
+    let (tpr, fpr) = (caught as f64 / attacks as f64, false_alarms as f64 / benign as f64);
+    // Measured 50.0 % caught and 2.5 % false alarms: the phrase lists miss half of what they
+    // were not written against. The detector only flags; what keeps trusted facts and rules
+    // safe is the origin rule, which does not depend on it.
+    assert!(tpr >= 0.45 && fpr <= 0.05, "caught {tpr:.3}, false alarms {fpr:.3}");
 }

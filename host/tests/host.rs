@@ -26,14 +26,19 @@ fn model() -> PathBuf {
 }
 
 fn host(store: &[&str], args: &[&str]) -> (bool, String, String) {
+    host_in(store, "ana", args)
+}
+
+fn host_in(store: &[&str], ns: &str, args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_mnemo-host"))
         .args(store)
         .arg("--component")
         .arg(component())
         .arg("--model")
         .arg(model())
-        .args(["--ns", "ana", "--at", "2025-03-01T00:00:00Z"])
+        .args(["--ns", ns, "--at", "2025-03-01T00:00:00Z"])
         .args(args)
+        .env("MNEMO_PASSPHRASE", "correct horse battery")
         .output()
         .expect("runs");
     let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
@@ -64,7 +69,10 @@ fn exercise(store: &[&str]) {
     );
     assert!(ok, "{err}");
     assert!(out.contains("stale lockfile") && out.contains("relevance"), "{out}");
-    let (ok, out, _) = host(store, &["--host-embedder", "fact", "set", "language", "Italian"]);
+    let (ok, out, _) = host(
+        store,
+        &["--host-embedder", "fact", "set", "language", "Italian", "--source", "explicit"],
+    );
     assert!(ok && out.contains("written"), "{out}");
     let (ok, out, _) = host(
         store,
@@ -100,6 +108,41 @@ fn exercise(store: &[&str]) {
     assert!(ok && out.contains("\"done\":true"), "{out}{err}");
     let (ok, out, err) = host(store, &["observations"]);
     assert!(ok && out.contains("semicolons") && out.contains("6 of 6"), "{out}{err}");
+    privacy(store);
+}
+
+/// Export, import, erasure through the component; then no byte of the erased subject is left
+/// in the store's files (the log, or SQLite's database and WAL).
+fn privacy(store: &[&str]) {
+    let file = std::env::temp_dir().join(format!("mnemo-host-export-{}.mnemo", std::process::id()));
+    let f = file.to_str().unwrap();
+    let (ok, out, err) = host(store, &["export", f, "--scrypt-log-n", "10"]);
+    assert!(ok && out.contains("\"encrypted\":true"), "{out}{err}");
+    let (ok, out, err) = host_in(store, "restored", &["import", f]);
+    assert!(ok && out.contains("\"records\""), "{out}{err}");
+    let (ok, out, err) =
+        host_in(store, "restored", &["--host-embedder", "recall", "INV-2025-0042", "--k", "1"]);
+    assert!(ok && out.contains("INV-2025-0042"), "{out}{err}");
+    let (ok, out, err) = host(store, &["forget", "--subject", "Friday"]);
+    assert!(ok, "{err}");
+    let receipt: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(receipt["verification"]["occurrences"], 0, "{receipt}");
+    assert_eq!(receipt["episodeIds"].as_array().unwrap().len(), 1, "{receipt}");
+    let (ok, out, err) = host_in(store, "restored", &["forget"]);
+    assert!(ok && out.contains("\"scope\":\"namespace\""), "{out}{err}");
+    let path = Path::new(store[1]);
+    let files: Vec<PathBuf> = if path.is_dir() {
+        std::fs::read_dir(path).unwrap().map(|e| e.unwrap().path()).collect()
+    } else {
+        let dir = path.parent().unwrap();
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect()
+    };
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap();
+        assert!(!bytes.windows(6).any(|w| w == b"Friday"), "{} still holds Friday", f.display());
+    }
+    let (ok, out, _) = host(store, &["--host-embedder", "recall", "stale", "lockfile", "--k", "1"]);
+    assert!(ok && out.contains("stale lockfile"), "the rest stays: {out}");
 }
 
 #[test]

@@ -216,6 +216,11 @@ export class BatchLog {
   }
 
   /** Rewrites the log as records of the live data only. */
+  /** What erasure does here: the log is rewritten with the live data only. */
+  get erasure() {
+    return { rewrites: true, note: "log rewritten with the live records only" };
+  }
+
   compact() {
     return this.exclusive(() => this.#compact());
   }

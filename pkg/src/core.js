@@ -264,11 +264,19 @@ export class Mnemo {
    * record naming a person, contact or identifier) or `{scope: "episode", id}` — every layer in
    * one batch, then the storage compacts (log adapters) and a scan verifies. Resolves to the
    * receipt: `{format, namespace, scope, subjectSha256, erasedAt, layers, episodeIds, vacuumed,
-   * verification: {recordsScanned, bytesScanned, needles, occurrences, leftoverKeys}}`.
+   * storage, verification: {recordsScanned, bytesScanned, needles, occurrences, leftoverKeys}}`;
+   * `vacuumed` is true when the storage rewrote its bytes (log adapters, memory), false when it
+   * only deleted keys and the platform reclaims the space (IndexedDB, Durable Objects, KV);
+   * `storage` says which.
    */
-  erase(ns, what = { scope: "namespace" }, { now } = {}) {
+  async erase(ns, what = { scope: "namespace" }, { now } = {}) {
     const at = now ?? this.#clock();
-    return this.#run(ns, (e) => parse(e.erase(ns, JSON.stringify(what), at)));
+    const receipt = await this.#run(ns, (e) => parse(e.erase(ns, JSON.stringify(what), at)));
+    // The engine vacuumed its mirror; what happened to the bytes is the storage's to say.
+    const how = this.#storage.erasure;
+    receipt.vacuumed = Boolean(how?.rewrites && typeof this.#storage.compact === "function");
+    receipt.storage = how?.note ?? "unknown: this storage does not say how it erases (no `erasure`)";
+    return receipt;
   }
 
   /** Queues an erasure (same `what`) for the nightly job; resolves to `{id}`. */

@@ -10,6 +10,10 @@ export interface Storage {
   scan(prefix: Bytes, after: Bytes | null, limit: number): Promise<[Bytes, Bytes][]>;
   /** Applies every op or none (null deletes); resolves once stored. */
   write(ops: [Bytes, Bytes | null][]): Promise<void>;
+  /** Optional: drop deleted bytes (log adapters rewrite their log). Called after an erasure. */
+  compact?(): Promise<void>;
+  /** Optional: what erasure does to the bytes here (reported in the receipt). */
+  readonly erasure?: { rewrites: boolean; note: string };
 }
 
 export declare class MemoryStorage implements Storage {
@@ -144,7 +148,10 @@ export interface ErasureReceipt {
   erasedAt: number;
   layers: { layer: string; deleted: number; rewritten: number }[];
   episodeIds: number[];
+  /** True when the storage rewrote its bytes (log adapters, memory); false when it only deleted keys. */
   vacuumed: boolean;
+  /** What the storage did with the erased bytes. */
+  storage: string;
   verification: { recordsScanned: number; bytesScanned: number; needles: number; occurrences: number; leftoverKeys: number };
 }
 /** Where a write came from; only "user" and "admin" are trusted. */

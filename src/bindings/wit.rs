@@ -300,7 +300,7 @@ impl Guest for Component {
         with(|e| {
             let v: serde_json::Value =
                 serde_json::from_str(&e.request_erasure_json(&ns, &what, now)?)
-                    .map_err(|x| mnemo::Error::InvalidInput(x.to_string()))?;
+                    .map_err(|x| crate::Error::InvalidInput(x.to_string()))?;
             Ok(v["id"].as_u64().unwrap_or(0))
         })
     }

@@ -17,7 +17,9 @@
 //!
 //! **One memory by id** deletes that episode and what derives from it the same way.
 //!
-//! **Physically.** After the batch the engine calls [`KvStore::vacuum`]: the file store
+//! **Physically.** After the batch the engine calls [`KvStore::vacuum`] (the batch also writes
+//! the store-wide key `g/vacuum-pending`, removed after the vacuum; if a crash comes in between,
+//! the next load of any namespace vacuums first): the file store
 //! rewrites its log, SQLite (the wasmtime host) runs with `secure_delete` and truncates its WAL,
 //! the JS log adapters compact. IndexedDB, Durable Objects and Workers KV delete the keys;
 //! when their media reuse the freed space is the platform's.
@@ -38,7 +40,7 @@ use super::Engine;
 use crate::error::{Error, Result};
 use crate::record::outcome::{decode_weights, encode_weights, Retrieval};
 use crate::record::{Episode, Observation, Signal};
-use crate::store::{purge_namespace, Batch, KvStore, Namespace, Table};
+use crate::store::{Batch, KvStore, Namespace, Table};
 
 /// What to erase.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -231,7 +233,25 @@ impl Erasure {
     }
 }
 
+/// Marker written in an erasure's delete batch and removed once the store was vacuumed: a
+/// crash in between leaves it, and the next load of a namespace vacuums first. It is one key
+/// for the whole store, outside every namespace, so that no key naming the erased namespace
+/// is left behind (a namespace may be derived from an email address).
+pub const VACUUM_PENDING: &[u8] = b"g/vacuum-pending";
+
 impl<S: KvStore> Engine<S> {
+    /// Vacuums the store when an erasure was cut short before its vacuum.
+    pub(crate) fn finish_vacuum(&mut self) -> Result<()> {
+        let pending = VACUUM_PENDING.to_vec();
+        if self.store.get(&pending)?.is_some() {
+            self.store.vacuum()?;
+            let mut batch = Batch::new();
+            batch.delete(pending);
+            self.store.write(&batch)?;
+        }
+        Ok(())
+    }
+
     /// Queues an erasure for the nightly job (its last step); returns the request's id.
     /// The request itself names the subject until it is carried out (then it is erased too).
     pub fn request_erasure(&mut self, ns: &str, what: &Erasure, now: i64) -> Result<u64> {
@@ -310,26 +330,31 @@ impl<S: KvStore> Engine<S> {
             }
             Erasure::Episode(id) => ("episode", Some(id.to_string())),
         };
+        let pending = VACUUM_PENDING.to_vec();
         let (tally, episodes, texts) = match what {
             Erasure::Namespace => {
                 let mut tally = Tally::default();
+                let mut batch = Batch::new();
                 scan_all(&self.store, &nsc.prefix(), None, |k, _| {
                     if let Some((t, _)) = Table::of_key(&nsc, k) {
                         tally.add(t, 1, 0);
                     }
+                    batch.delete(k.to_vec());
                     Ok(())
                 })?;
-                purge_namespace(&mut self.store, &nsc)?;
+                batch.put(pending.clone(), Vec::new());
+                self.store.write(&batch)?;
                 (tally, Vec::new(), Vec::new())
             }
             _ => {
-                let plan = self.plan(&nsc, what)?;
+                let mut plan = self.plan(&nsc, what)?;
+                plan.batch.put(pending.clone(), Vec::new());
                 self.store.write(&plan.batch)?;
                 (plan.tally, plan.episodes, plan.texts)
             }
         };
         self.spaces.remove(nsc.as_str());
-        self.store.vacuum()?;
+        self.finish_vacuum()?;
         let mut needles = match what {
             Erasure::Subject(s) => subject_needles(s.trim()),
             _ => Vec::new(),

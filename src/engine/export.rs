@@ -261,49 +261,58 @@ impl<S: KvStore> Engine<S> {
     pub fn import_encrypted(&mut self, ns: &str, passphrase: &str, file: &[u8]) -> Result<Moved> {
         let nsc = Namespace::new(ns)?;
         let plain = open(passphrase, file)?;
-        let mut at = 0;
-        let prologue: serde_json::Value = serde_json::from_slice(field(&plain, &mut at)?)
-            .map_err(|e| Error::Corrupt { what: "export".into(), detail: e.to_string() })?;
-        if prologue["format"] != "mnemo-export/1" {
-            return Err(Error::Format(format!("unknown export format {}", prologue["format"])));
-        }
+        let records = parse(&plain)?;
         if !self.store.scan(&nsc.prefix(), None, 1)?.is_empty() {
             return Err(Error::InvalidInput(format!(
                 "namespace {ns} is not empty: import into a new namespace (or erase this one first)"
             )));
         }
         let mut batch = Batch::new();
-        let mut records = 0;
-        while at < plain.len() {
-            let (k, v) = (field(&plain, &mut at)?, field(&plain, &mut at)?);
+        for (i, (k, v)) in records.iter().enumerate() {
             let mut key = nsc.prefix();
             key.extend_from_slice(k);
             if Table::of_key(&nsc, &key).is_none() {
                 return Err(Error::Corrupt {
                     what: "export".into(),
-                    detail: format!("record {records} has a key outside every table"),
+                    detail: format!("record {i} has a key outside every table"),
                 });
             }
             batch.put(key, v.to_vec());
-            records += 1;
         }
-        if prologue["records"].as_u64() != Some(records as u64) {
-            return Err(Error::Corrupt {
-                what: "export".into(),
-                detail: format!(
-                    "{records} records where the prologue says {}",
-                    prologue["records"]
-                ),
-            });
-        }
+        let records = records.len();
         self.store.write(&batch)?;
         self.spaces.remove(nsc.as_str());
         Ok(Moved { records, bytes: file.len() })
     }
 }
 
+/// The records of a decrypted plaintext (module docs), checked against its prologue.
+pub(crate) fn parse(plain: &[u8]) -> Result<Vec<(&[u8], &[u8])>> {
+    let mut at = 0;
+    let prologue: serde_json::Value = serde_json::from_slice(field(plain, &mut at)?)
+        .map_err(|e| Error::Corrupt { what: "export".into(), detail: e.to_string() })?;
+    if prologue["format"] != "mnemo-export/1" {
+        return Err(Error::Format(format!("unknown export format {}", prologue["format"])));
+    }
+    let mut records = Vec::new();
+    while at < plain.len() {
+        records.push((field(plain, &mut at)?, field(plain, &mut at)?));
+    }
+    if prologue["records"].as_u64() != Some(records.len() as u64) {
+        return Err(Error::Corrupt {
+            what: "export".into(),
+            detail: format!(
+                "{} records where the prologue says {}",
+                records.len(),
+                prologue["records"]
+            ),
+        });
+    }
+    Ok(records)
+}
+
 /// Authenticates and decrypts a whole file (module docs).
-fn open(passphrase: &str, file: &[u8]) -> Result<Vec<u8>> {
+pub(crate) fn open(passphrase: &str, file: &[u8]) -> Result<Vec<u8>> {
     if file.len() < 6 || &file[..6] != MAGIC {
         return Err(Error::Format("this is not a mnemo export (no MNEMOX header)".into()));
     }

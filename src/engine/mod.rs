@@ -10,7 +10,7 @@
 mod access;
 mod episodes;
 mod erase;
-mod export;
+pub(crate) mod export;
 mod facts;
 mod feedback;
 pub mod json;
@@ -255,6 +255,7 @@ impl<S: KvStore> Engine<S> {
 
     fn space(&mut self, ns: &Namespace) -> Result<&mut Space> {
         if !self.spaces.contains_key(ns.as_str()) {
+            self.finish_vacuum()?;
             let space = Space::load(&self.store, ns, &self.config)?;
             self.spaces.insert(ns.as_str().to_string(), space);
         }

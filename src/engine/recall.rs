@@ -273,7 +273,10 @@ fn candidates(
         out.entry(h.id).or_default().push("bm25");
     }
     // A narrow window is scored exactly over its own episodes; otherwise through the index.
-    let w = filter.window.unwrap_or(Window { from: i64::MIN, to: i64::MAX });
+    // A window that ends before it starts (a filter and a time expression that do not meet)
+    // holds nothing: it is made empty, since an inverted range would panic.
+    let mut w = filter.window.unwrap_or(Window { from: i64::MIN, to: i64::MAX });
+    w.to = w.to.max(w.from);
     let covers_all = |(first, last): (i64, i64)| w.from <= first && last < w.to;
     let span = space.by_time.first().zip(space.by_time.last()).map(|(a, b)| (a.0, b.0));
     let in_window = if span.is_none_or(covers_all) {

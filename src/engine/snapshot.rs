@@ -209,7 +209,7 @@ pub(crate) fn read(
     Ok(Some(decode(&blob, watermark, chunks, dim, config).map_err(|e| e.to_string())))
 }
 
-fn decode(
+pub(crate) fn decode(
     blob: &[u8],
     watermark: u64,
     chunks: u32,

@@ -56,6 +56,8 @@ pub struct FileStore {
     poisoned: Option<String>,
     /// Log size at which the next automatic compaction is tried (raised after a failure).
     retry_compaction_at: u64,
+    /// Compact automatically when the log outgrows the live data (default true).
+    auto_compact: bool,
     #[cfg(test)]
     faults: Faults,
 }
@@ -115,9 +117,21 @@ impl FileStore {
             _lock: lock,
             poisoned: None,
             retry_compaction_at: 0,
+            auto_compact: true,
             #[cfg(test)]
             faults: Faults::default(),
         })
+    }
+
+    /// Turns automatic compaction off or on. Off, the log only grows (until [`FileStore::compact`]
+    /// or [`KvStore::vacuum`]): crash tests use it so every crash image is a prefix of one file.
+    pub fn set_auto_compact(&mut self, on: bool) {
+        self.auto_compact = on;
+    }
+
+    /// The log file's path.
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.join(LOG)
     }
 
     /// Rewrites the log as a single record of the live data.
@@ -199,7 +213,10 @@ impl KvStore for FileStore {
         self.map.write(batch)?;
         self.log_bytes += record.len() as u64;
         let due = 2 * self.live_bytes() + (1 << 20);
-        if self.log_bytes > due.max(self.retry_compaction_at) && self.compact().is_err() {
+        if self.auto_compact
+            && self.log_bytes > due.max(self.retry_compaction_at)
+            && self.compact().is_err()
+        {
             // The batch is durable: report success, and try again after another MiB.
             self.retry_compaction_at = self.log_bytes + (1 << 20);
         }
@@ -238,7 +255,7 @@ fn encode(batch: &Batch) -> Vec<u8> {
 }
 
 /// Replays the log; returns the map and the length of the valid prefix of `bytes`.
-fn replay(bytes: &[u8], path: &Path) -> Result<(Map, usize)> {
+pub(crate) fn replay(bytes: &[u8], path: &Path) -> Result<(Map, usize)> {
     let mut map = Map::new();
     let mut at = 0;
     while at < bytes.len() {

@@ -4,6 +4,9 @@
 //! u/<namespace>/<table>/<id>
 //! ```
 //!
+//! One key lives outside every namespace: `g/vacuum-pending`, written by an erasure and removed
+//! once the store was vacuumed (`engine::erase`).
+//!
 //! `namespace` is 1–64 bytes of `[A-Za-z0-9._@-]` (no `/`, so one namespace's prefix never
 //! covers another's); `table` is one [`Table`] code; `id` is the record's own bytes (big-endian
 //! integers sort numerically).

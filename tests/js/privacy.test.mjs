@@ -64,11 +64,13 @@ test("a subject leaves every layer and every byte of the log; other users are un
   assert.equal((await mem.fact("ana", "language")).value, "Italian");
   await storage.close();
 
-  const again = await Mnemo.open(await NodeFileStorage.open(path), opts);
+  const reopened = await NodeFileStorage.open(path);
+  const again = await Mnemo.open(reopened, opts);
   assert.equal(await answers(again, "bo"), before, "and after a reopen");
   const whole = await again.erase("ana");
   assert.equal(whole.verification.leftoverKeys, 0);
   assert.equal(count(readFileSync(path), "u/ana/"), 0, "no key of the user is left");
+  await reopened.close();
 });
 
 test("an encrypted export round-trips; a wrong passphrase or a flipped bit imports nothing", async () => {

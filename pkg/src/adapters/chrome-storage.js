@@ -27,6 +27,12 @@ function fromBase64(text) {
 }
 
 export class ChromeStorage extends ItemLog {
+  /** What erasure does here: the log's items are rewritten and the old ones removed; Chromium's
+   * own database (LevelDB) keeps the freed bytes on disk until it compacts itself. */
+  get erasure() {
+    return { rewrites: true, note: "items rewritten and old items removed; Chromium's database frees the bytes when it compacts" };
+  }
+
   #area;
   #prefix;
   #items = null; // every item of the area, while opening

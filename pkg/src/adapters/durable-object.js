@@ -42,4 +42,9 @@ export class DurableObjectStorage {
 
   /** Nothing to do: a delete removes the value from the Durable Object's storage. */
   async compact() {}
+
+  /** What erasure does here (see the package README): keys deleted in one transaction. */
+  get erasure() {
+    return { rewrites: false, note: "keys deleted; Durable Object storage (SQLite) frees their pages itself" };
+  }
 }

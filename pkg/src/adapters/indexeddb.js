@@ -80,6 +80,11 @@ export class IndexedDbStorage {
    */
   async compact() {}
 
+  /** What erasure does here: keys deleted in one transaction. */
+  get erasure() {
+    return { rewrites: false, note: "keys deleted; the browser's database reclaims their space when it compacts" };
+  }
+
   close() {
     this.#db.close();
   }

@@ -64,4 +64,9 @@ export class MemoryStorage {
 
   /** Nothing to do: a deleted value is dropped at once (the storage contract's `compact`). */
   async compact() {}
+
+  /** What erasure does here: the values are dropped from memory. */
+  get erasure() {
+    return { rewrites: true, note: "values dropped from memory" };
+  }
 }

@@ -18,6 +18,12 @@
 import { ItemLog } from "../batchlog.js";
 
 export class WorkersKvStorage extends ItemLog {
+  /** What erasure does here: the log's values are rewritten and the old keys deleted through
+   * the KV API; how soon Cloudflare's storage drops them is the platform's. */
+  get erasure() {
+    return { rewrites: true, note: "values rewritten and old keys deleted through the KV API" };
+  }
+
   #kv;
   recordCap = 4 << 20;
 

@@ -1,0 +1,302 @@
+//! Fuzzing every decoder of stored or imported bytes: no input may panic (a panic traps a wasm
+//! instance); each must decode or return a typed error.
+//!
+//! cargo-fuzz needs a nightly toolchain, which this project's machines do not have, so this is
+//! a mutation fuzzer of its own, run as unit tests: each target starts from a corpus of valid
+//! encodings (built here, plus any crash reproducer kept in `tests/fixtures/fuzz/<target>/`)
+//! and applies seeded mutations — bit flips, byte overwrites with boundary values, truncation,
+//! insertion, duplication and splicing with another seed — then calls the decoder under
+//! `catch_unwind`. A panic writes the input to `$TMPDIR/mnemo-fuzz-<target>-<n>.bin` (move it
+//! into the fixture folder to keep it) and fails the test.
+//!
+//! Executions per target: `MNEMO_FUZZ_EXECS` (CI's default: 3,000; the 10-million-per-target
+//! runs recorded in BENCHMARKS.md use `MNEMO_FUZZ_EXECS=10000000`).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::engine::{Config, Engine};
+use crate::index::bm25::Bm25;
+use crate::index::vectors::{VectorConfig, VectorIndex};
+use crate::record::outcome::{
+    decode_outcome, decode_weights, encode_outcome, encode_weights, Retrieval,
+};
+use crate::record::{Episode, Fact, Observation, Outcome, Rule, Signal, Triple};
+use crate::store::codec::{Reader, Writer};
+use crate::store::{KvStore, MemoryStore};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+const BOUNDARY: [u8; 8] = [0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff, b'{', b'"'];
+
+fn mutate(rng: &mut Rng, seeds: &[Vec<u8>]) -> Vec<u8> {
+    let mut b = seeds[rng.below(seeds.len())].clone();
+    for _ in 0..1 + rng.below(4) {
+        let len = b.len();
+        match rng.below(7) {
+            0 if len > 0 => {
+                let i = rng.below(len);
+                b[i] ^= 1 << rng.below(8);
+            }
+            1 if len > 0 => {
+                let i = rng.below(len);
+                b[i] = BOUNDARY[rng.below(BOUNDARY.len())];
+            }
+            2 => b.truncate(rng.below(len + 1)),
+            3 => {
+                let i = rng.below(len + 1);
+                b.insert(i, BOUNDARY[rng.below(BOUNDARY.len())]);
+            }
+            4 if len > 4 => {
+                // A length field blown up: four bytes set to a large little-endian number.
+                let i = rng.below(len - 3);
+                b[i..i + 4].copy_from_slice(&(u32::MAX - rng.below(1000) as u32).to_le_bytes());
+            }
+            5 if len > 0 => {
+                let (i, n) = (rng.below(len), 1 + rng.below(16));
+                let chunk: Vec<u8> = b[i..(i + n).min(len)].to_vec();
+                let at = rng.below(len);
+                b.splice(at..at, chunk);
+            }
+            _ => {
+                let other = &seeds[rng.below(seeds.len())];
+                let cut = rng.below(b.len() + 1);
+                let from = rng.below(other.len() + 1);
+                b.truncate(cut);
+                b.extend_from_slice(&other[from..]);
+            }
+        }
+    }
+    b
+}
+
+fn execs() -> usize {
+    std::env::var("MNEMO_FUZZ_EXECS").ok().and_then(|v| v.parse().ok()).unwrap_or(3_000)
+}
+
+/// Runs `target` on the corpus and `execs()` mutations of it; fails on the first panic.
+fn fuzz(name: &str, mut seeds: Vec<Vec<u8>>, target: impl Fn(&[u8])) {
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz").join(name);
+    if let Ok(dir) = std::fs::read_dir(&fixtures) {
+        for f in dir.flatten() {
+            seeds.extend(std::fs::read(f.path()).ok());
+        }
+    }
+    let mut rng = Rng(0x0f0f_1234_5678_9abc ^ name.len() as u64);
+    let n = execs();
+    let inputs = seeds.clone().into_iter().chain((0..n).map(|_| mutate(&mut rng, &seeds)));
+    for (i, input) in inputs.enumerate() {
+        if catch_unwind(AssertUnwindSafe(|| target(&input))).is_err() {
+            let path = std::env::temp_dir().join(format!("mnemo-fuzz-{name}-{i}.bin"));
+            let _ = std::fs::write(&path, &input);
+            panic!("{name}: input {i} panicked; saved to {}", path.display());
+        }
+    }
+    eprintln!("fuzz {name}: {} executions, 0 crashes", n + seeds.len());
+}
+
+fn episode() -> Episode {
+    let mut e = Episode::new("Deploy of web-app failed: stale lockfile", 1_700_000_000_000);
+    e.entities = vec!["web-app".into(), "Marco".into()];
+    e.verdict = "clear the npm cache".into();
+    e.tags = vec!["ci".into()];
+    e.source = "tool:npm".into();
+    e
+}
+
+#[test]
+fn record_decoders() {
+    let e = episode();
+    let fact = Fact {
+        key: "language".into(),
+        value: "Italian".into(),
+        source: crate::record::Source::Explicit,
+        confidence: 0.9,
+        policy: crate::record::Policy::AutoInject,
+        version: 3,
+        updated_at: 5,
+        expires_at: Some(9),
+        origin: crate::record::Origin::User,
+    };
+    let triple = Triple {
+        subject: "ana".into(),
+        predicate: "works_at".into(),
+        object: "acme".into(),
+        confidence: 0.5,
+        source: crate::record::Source::Implicit,
+        valid_from: 1,
+        valid_to: Some(2),
+        updated_at: 3,
+    };
+    let retrieval = Retrieval { at: 7, episodes: vec![1, 2, 3], rules: vec![4] };
+    let signal = crate::learn::input::signal_from_json(
+        &serde_json::json!({"ts":"2024-03-04T09:00:00+01:00","kind":"edited","agent":"email",
+            "situation":{"contact":"Marco","amount":12500},
+            "before":"Dear Marco; it ships.","after":"Dear Marco, it ships."}),
+        true,
+    )
+    .expect("a valid signal");
+    let seeds = vec![
+        e.encode(),
+        fact.encode(),
+        triple.encode(),
+        retrieval.encode(),
+        signal.encode(),
+        encode_outcome(Outcome::Failure, 5),
+        encode_weights(&[(1, 0.5), (9, 0.25)]),
+        crate::record::episode::encode_vector("model@1", &[0.6, 0.8]),
+    ];
+    fuzz("records", seeds, |b| {
+        let _ = Episode::decode(b);
+        let _ = Fact::decode(b);
+        let _ = Triple::decode(b);
+        let _ = Rule::decode(b);
+        let _ = Observation::decode(b);
+        let _ = Signal::decode(b);
+        let _ = Retrieval::decode(b);
+        let _ = decode_outcome(b);
+        let _ = decode_weights(b);
+        let _ = crate::record::episode::decode_vector(b);
+    });
+}
+
+/// Valid index and snapshot bytes: BM25, a vector index with a sealed segment and a delta.
+fn index_bytes() -> (Vec<u8>, VectorConfig) {
+    let config = VectorConfig { seal_at: 40, ..VectorConfig::default() };
+    let mut v = VectorIndex::new(8, config);
+    let mut b = Bm25::default();
+    for id in 0..60u64 {
+        let x: Vec<f32> = (0..8).map(|i| ((id * 7 + i) % 11) as f32 + 0.5).collect();
+        let n = x.iter().map(|a| a * a).sum::<f32>().sqrt();
+        v.insert(id, &x.iter().map(|a| a / n).collect::<Vec<_>>());
+        b.insert(id, &format!("word{} shared term{}", id % 7, id % 3));
+        if id == 39 {
+            v.maintain(true);
+        }
+    }
+    let mut w = Writer::new();
+    b.encode(&mut w);
+    v.encode(&mut w).expect("encodes");
+    (w.finish(), config)
+}
+
+#[test]
+fn index_persistence() {
+    let (bytes, config) = index_bytes();
+    fuzz("index", vec![bytes], |b| {
+        let mut r = Reader::new(b, "fuzz");
+        if Bm25::decode(&mut r).is_ok() {
+            if let Ok(v) = VectorIndex::decode(&mut r, 8, config) {
+                let q = [0.25f32; 8].map(|x| x / (8.0f32 * 0.0625).sqrt());
+                v.search(&q, 5, |_| true);
+            }
+        }
+    });
+}
+
+#[test]
+fn snapshot_blobs() {
+    let mut e = Engine::new(MemoryStore::new(), Config { dim: 8, ..Config::default() });
+    for i in 0..30u64 {
+        let x: Vec<f32> = (0..8).map(|j| ((i * 5 + j) % 7) as f32 + 0.25).collect();
+        let n = x.iter().map(|a| a * a).sum::<f32>().sqrt();
+        let x: Vec<f32> = x.iter().map(|a| a / n).collect();
+        e.remember(
+            "ana",
+            Episode::new(format!("event {i} about topic{}", i % 4), 1_000 + i as i64),
+            Some(&x),
+        )
+        .expect("stored");
+    }
+    e.snapshot("ana").expect("snapshot");
+    let ns = crate::store::Namespace::new("ana").expect("ns");
+    let chunks =
+        e.store().scan(&ns.key(crate::store::Table::Snapshot, b"c/"), None, 100).expect("scan");
+    let blob: Vec<u8> = chunks.into_iter().flat_map(|(_, v)| v).collect();
+    let config = e.config().vectors;
+    fuzz("snapshot", vec![blob], |b| {
+        let _ = crate::engine::snapshot::decode(b, 31, 1, 8, config);
+    });
+}
+
+#[test]
+fn file_log() {
+    let mut seeds = Vec::new();
+    let dir = std::env::temp_dir().join(format!("mnemo-fuzz-log-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    {
+        let mut s = crate::store::file::FileStore::open(&dir).expect("opens");
+        for i in 0..4u8 {
+            let mut b = crate::store::Batch::new();
+            b.put(vec![b'k', i], vec![i; 10 + i as usize]);
+            if i == 2 {
+                b.delete(vec![b'k', 0]);
+            }
+            crate::store::KvStore::write(&mut s, &b).expect("writes");
+        }
+        seeds.push(std::fs::read(s.log_path()).expect("reads"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let path = std::path::Path::new("fuzz.log");
+    fuzz("file-log", seeds, |b| {
+        let _ = crate::store::file::replay(b, path);
+    });
+}
+
+#[test]
+fn import_files() {
+    let mut e = Engine::new(MemoryStore::new(), Config { dim: 2, ..Config::default() });
+    e.remember("ana", episode(), Some(&[0.6, 0.8])).expect("stored");
+    let options = crate::engine::ExportOptions {
+        log_n: 4,
+        ..crate::engine::ExportOptions::new([1; 16], [2; 7], 0)
+    };
+    let file = e.export_encrypted_bytes("ana", "pass", &options).expect("exports");
+    fuzz("import", vec![file.clone()], |b| {
+        let _ = crate::engine::export::open("pass", b);
+    });
+    // Past authentication: the plaintext parser on its own.
+    let plain = crate::engine::export::open("pass", &file).expect("opens");
+    fuzz("import-plaintext", vec![plain], |b| {
+        let _ = crate::engine::export::parse(b);
+    });
+}
+
+#[test]
+fn json_inputs() {
+    let seeds: Vec<Vec<u8>> = [
+        r#"{"text":"npm install failed","outcome":"failure","verdict":"stale lockfile","entities":["npm"],"createdAt":1700000000000,"tags":["ci"],"source":"tool:npm","tier":1}"#,
+        r#"{"text":"lockfile last week","k":5,"filter":{"tags":["ci"],"outcomes":["failure"],"from":0,"to":9},"touch":false}"#,
+        r#"{"key":"language","value":"Italian","source":"explicit","origin":"user","confidence":0.9,"policy":"sensitive","ttlMs":1000}"#,
+        r#"{"ts":"2024-03-04T09:00:00+01:00","kind":"edited","agent":"email","situation":{"contact":"Marco"},"before":"a; b","after":"a, b"}"#,
+        r#"{"scope":"subject","subject":"Marco"}"#,
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect();
+    let engine = std::cell::RefCell::new(Engine::new(
+        MemoryStore::new(),
+        Config { dim: 2, ..Config::default() },
+    ));
+    fuzz("json", seeds, |b| {
+        let Ok(s) = std::str::from_utf8(b) else { return };
+        let mut e = engine.borrow_mut();
+        let _ = e.remember_json("ana", s, Some(&[0.6, 0.8]));
+        let _ = e.recall_json("ana", s, 1_700_000_000_000, Some(vec![0.6, 0.8]));
+        let _ = e.set_fact_json("ana", s, 1_700_000_000_000);
+        let _ = e.signal_json("ana", s);
+        let _ = e.request_erasure_json("ana", s, 1);
+    });
+}
