@@ -342,19 +342,27 @@ impl<S: KvStore> Engine<S> {
                     batch.delete(k.to_vec());
                     Ok(())
                 })?;
-                batch.put(pending.clone(), Vec::new());
+                if !self.store.defers_vacuum() {
+                    batch.put(pending.clone(), Vec::new());
+                }
                 self.store.write(&batch)?;
                 (tally, Vec::new(), Vec::new())
             }
             _ => {
                 let mut plan = self.plan(&nsc, what)?;
-                plan.batch.put(pending.clone(), Vec::new());
+                if !self.store.defers_vacuum() {
+                    plan.batch.put(pending.clone(), Vec::new());
+                }
                 self.store.write(&plan.batch)?;
                 (plan.tally, plan.episodes, plan.texts)
             }
         };
         self.spaces.remove(nsc.as_str());
-        self.finish_vacuum()?;
+        if self.store.defers_vacuum() {
+            self.store.vacuum()?;
+        } else {
+            self.finish_vacuum()?;
+        }
         let mut needles = match what {
             Erasure::Subject(s) => subject_needles(s.trim()),
             _ => Vec::new(),

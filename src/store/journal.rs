@@ -72,6 +72,10 @@ impl<S: KvStore> KvStore for Journaled<S> {
         self.vacuum = true;
         self.inner.vacuum()
     }
+
+    fn defers_vacuum(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

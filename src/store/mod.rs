@@ -103,4 +103,11 @@ pub trait KvStore {
     fn vacuum(&mut self) -> Result<()> {
         Ok(())
     }
+
+    /// True when `vacuum` only asks for a vacuum that the host carries out later (the journal
+    /// the JS layer writes through): erasure then writes no crash marker of its own, since the
+    /// host's compaction is crash-safe by itself and runs right after the batch is stored.
+    fn defers_vacuum(&self) -> bool {
+        false
+    }
 }
