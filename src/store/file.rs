@@ -58,6 +58,9 @@ pub struct FileStore {
     retry_compaction_at: u64,
     /// Compact automatically when the log outgrows the live data (default true).
     auto_compact: bool,
+    /// Bytes the live data takes as one compacted record (kept up to date on every write, so
+    /// the compaction check does not walk the whole map each time).
+    live: u64,
     #[cfg(test)]
     faults: Faults,
 }
@@ -109,7 +112,9 @@ impl FileStore {
             file.set_len(valid as u64).map_err(|e| io(&path, e))?;
             file.sync_all().map_err(|e| io(&path, e))?;
         }
+        let live = map.iter().map(|(k, v)| entry_bytes(k.len(), v.len())).sum();
         Ok(Self {
+            live,
             dir,
             file,
             map: MemoryStore::from_map(map),
@@ -160,7 +165,33 @@ impl FileStore {
     }
 
     fn live_bytes(&self) -> u64 {
-        self.map.iter().map(|(k, v)| (k.len() + v.len() + 9) as u64).sum()
+        self.live
+    }
+
+    /// Keeps `live` in step with `batch`, before the map applies it.
+    fn account(&mut self, batch: &Batch) {
+        // Ops apply in order and may touch one key twice: track sizes as they will be.
+        let mut seen: std::collections::HashMap<&[u8], Option<usize>> = Default::default();
+        for op in batch.ops() {
+            let key = match op {
+                Op::Put(k, _) | Op::Delete(k) => k.as_slice(),
+            };
+            let before = match seen.get(key) {
+                Some(s) => *s,
+                None => self.map.value_len(key),
+            };
+            if let Some(len) = before {
+                self.live -= entry_bytes(key.len(), len);
+            }
+            let after = match op {
+                Op::Put(_, v) => Some(v.len()),
+                Op::Delete(_) => None,
+            };
+            if let Some(len) = after {
+                self.live += entry_bytes(key.len(), len);
+            }
+            seen.insert(key, after);
+        }
     }
 
     /// Appends `record` and syncs it.
@@ -210,6 +241,7 @@ impl KvStore for FileStore {
             }
             return Err(io(&path, e));
         }
+        self.account(batch);
         self.map.write(batch)?;
         self.log_bytes += record.len() as u64;
         let due = 2 * self.live_bytes() + (1 << 20);
@@ -226,6 +258,11 @@ impl KvStore for FileStore {
     fn vacuum(&mut self) -> Result<()> {
         self.compact()
     }
+}
+
+/// What one entry takes in a compacted record: tag, two lengths, key and value.
+fn entry_bytes(key: usize, value: usize) -> u64 {
+    (key + value + 9) as u64
 }
 
 fn encode(batch: &Batch) -> Vec<u8> {
@@ -370,6 +407,30 @@ mod tests {
         drop(s);
         let s = FileStore::open(&d).unwrap();
         assert_eq!(s.get(b"k").unwrap().as_deref(), Some(&b"small"[..]));
+    }
+
+    #[test]
+    fn live_bytes_follow_every_write_as_a_recount_would() {
+        let d = dir("live");
+        let mut s = FileStore::open(&d).unwrap();
+        let recount = |s: &FileStore| -> u64 {
+            s.map.iter().map(|(k, v)| entry_bytes(k.len(), v.len())).sum()
+        };
+        for i in 0..200u32 {
+            let mut b = Batch::new();
+            b.put(format!("k{}", i % 17).into_bytes(), vec![1; (i % 13) as usize]);
+            b.put(format!("k{}", i % 5).into_bytes(), vec![2; 3]);
+            if i % 3 == 0 {
+                b.delete(format!("k{}", i % 7).into_bytes());
+                b.put(format!("k{}", i % 7).into_bytes(), vec![3; 1]);
+                b.delete(format!("k{}", i % 7).into_bytes());
+            }
+            s.write(&b).unwrap();
+            assert_eq!(s.live_bytes(), recount(&s), "after batch {i}");
+        }
+        drop(s);
+        let s = FileStore::open(&d).unwrap();
+        assert_eq!(s.live_bytes(), recount(&s));
     }
 
     #[test]

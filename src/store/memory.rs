@@ -32,6 +32,11 @@ impl MemoryStore {
         self.map.iter()
     }
 
+    /// Size of the value under `key`, if any (no copy).
+    pub(crate) fn value_len(&self, key: &[u8]) -> Option<usize> {
+        self.map.get(key).map(Vec::len)
+    }
+
     /// Builds a store holding `map` (the file backend's replayed log).
     #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn from_map(map: Map) -> Self {
