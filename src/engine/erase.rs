@@ -159,6 +159,57 @@ pub(crate) fn occurrences(hay: &[u8], needle: &[u8]) -> usize {
     count
 }
 
+/// The erased episodes' texts, searched for all at once: every text is indexed by its first
+/// eight bytes (ASCII-lowercased), so a scan looks up each position once instead of comparing
+/// it with every text (an erasure of 1,000 episodes would otherwise compare 1,000 texts at
+/// every byte of the namespace).
+struct Texts {
+    texts: Vec<Vec<u8>>,
+    by_prefix: crate::index::FastMap<[u8; 8], Vec<usize>>,
+}
+
+impl Texts {
+    fn new(mut texts: Vec<Vec<u8>>) -> Self {
+        texts.sort();
+        texts.dedup();
+        let mut by_prefix: crate::index::FastMap<[u8; 8], Vec<usize>> = Default::default();
+        for (i, t) in texts.iter().enumerate() {
+            let key: [u8; 8] = t[..8].try_into().expect("texts are at least MIN_TEXT_NEEDLE long");
+            by_prefix.entry(key).or_default().push(i);
+        }
+        Self { texts, by_prefix }
+    }
+
+    fn len(&self) -> usize {
+        self.texts.len()
+    }
+
+    /// Occurrences of any text in `hay` (ASCII case ignored, whole words).
+    fn occurrences(&self, hay: &[u8]) -> usize {
+        if self.texts.is_empty() || hay.len() < 8 {
+            return 0;
+        }
+        let mut count = 0;
+        let mut window = [0u8; 8];
+        for i in 0..=hay.len() - 8 {
+            for (w, b) in window.iter_mut().zip(&hay[i..i + 8]) {
+                *w = b.to_ascii_lowercase();
+            }
+            let Some(candidates) = self.by_prefix.get(&window) else { continue };
+            for &c in candidates {
+                let t = &self.texts[c];
+                let end = i + t.len();
+                let whole = end <= hay.len()
+                    && hay[i..end].eq_ignore_ascii_case(t)
+                    && (i == 0 || !word_byte(hay[i - 1]) || !word_byte(t[0]))
+                    && (end == hay.len() || !word_byte(hay[end]) || !word_byte(t[t.len() - 1]));
+                count += usize::from(whole);
+            }
+        }
+        count
+    }
+}
+
 fn mentions(needles: &[Vec<u8>], key: &[u8], value: &[u8]) -> bool {
     needles.iter().any(|n| occurrences(key, n) > 0 || occurrences(value, n) > 0)
 }
@@ -363,12 +414,11 @@ impl<S: KvStore> Engine<S> {
         } else {
             self.finish_vacuum()?;
         }
-        let mut needles = match what {
+        let needles = match what {
             Erasure::Subject(s) => subject_needles(s.trim()),
             _ => Vec::new(),
         };
-        needles.extend(texts);
-        let verification = self.verify(&nsc, &needles, &episodes)?;
+        let verification = self.verify(&nsc, &needles, &Texts::new(texts), &episodes)?;
         Ok(Receipt {
             format: "mnemo-erasure/1",
             namespace: ns.to_string(),
@@ -506,12 +556,13 @@ impl<S: KvStore> Engine<S> {
         &self,
         ns: &Namespace,
         needles: &[Vec<u8>],
+        texts: &Texts,
         episodes: &[u64],
     ) -> Result<Verification> {
         let mut v = Verification {
             records_scanned: 0,
             bytes_scanned: 0,
-            needles: needles.len(),
+            needles: needles.len() + texts.len(),
             occurrences: 0,
             leftover_keys: 0,
         };
@@ -541,7 +592,8 @@ impl<S: KvStore> Engine<S> {
                 matches!(table, Some(Table::Vector | Table::ObservationVector | Table::Snapshot));
             let value: &[u8] = if binary { &[] } else { val };
             v.occurrences +=
-                needles.iter().map(|n| occurrences(k, n) + occurrences(value, n)).sum::<usize>();
+                needles.iter().map(|n| occurrences(k, n) + occurrences(value, n)).sum::<usize>()
+                    + texts.occurrences(value);
             Ok(())
         })?;
         Ok(v)
@@ -561,6 +613,15 @@ mod tests {
         assert_eq!(occurrences(b"Ana and banana", b"ana"), 1);
         assert_eq!(occurrences("Anaïs".as_bytes(), b"ana"), 0, "a letter follows");
         assert_eq!(occurrences(b"ana@x.io", b"ana@x.io"), 1);
+        let texts = Texts::new(vec![
+            b"paid the invoice of march".to_vec(),
+            b"deploy failed again today".to_vec(),
+        ]);
+        assert_eq!(
+            texts.occurrences(b"x: Paid the Invoice of March; deploy failed again today."),
+            2
+        );
+        assert_eq!(texts.occurrences(b"unpaid the invoice of march"), 0, "a letter before it");
         let m = subject_needles("émile");
         assert!(m.iter().any(|x| x == "Émile".as_bytes()), "title case of a non-ASCII letter");
     }

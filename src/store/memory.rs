@@ -33,6 +33,7 @@ impl MemoryStore {
     }
 
     /// Size of the value under `key`, if any (no copy).
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn value_len(&self, key: &[u8]) -> Option<usize> {
         self.map.get(key).map(Vec::len)
     }
