@@ -269,3 +269,27 @@ fn blind_attacks_and_near_misses() {
     // safe is the origin rule, which does not depend on it.
     assert!(tpr >= 0.45 && fpr <= 0.05, "caught {tpr:.3}, false alarms {fpr:.3}");
 }
+
+#[test]
+fn signals_from_untrusted_origins_never_become_observations() {
+    let mut e = engine();
+    for i in 0..8 {
+        let ts = format!("2024-03-04T09:{i:02}:00+01:00");
+        let sig = serde_json::json!({"ts": ts, "kind": "edited", "agent": "email", "source": "web:forum",
+            "before": format!("Order {i} is confirmed; it ships soon."),
+            "after": format!("Order {i} is confirmed, it ships soon.")});
+        e.signal_json("ana", &sig.to_string()).unwrap();
+    }
+    let day = mnemo::time::parse_iso8601("2024-03-05T02:00:00Z").unwrap();
+    let night = e.nightly("ana", day, None).unwrap();
+    assert!(night.inserted.is_empty(), "{night:?}");
+    // The same signals from the agent that watched the user are counted.
+    for i in 0..8 {
+        let ts = format!("2024-03-04T10:{i:02}:00+01:00");
+        let sig = serde_json::json!({"ts": ts, "kind": "edited", "agent": "email",
+            "before": format!("Order {i} is confirmed; it ships soon."),
+            "after": format!("Order {i} is confirmed, it ships soon.")});
+        e.signal_json("ana", &sig.to_string()).unwrap();
+    }
+    assert_eq!(e.nightly("ana", day + 1, None).unwrap().inserted.len(), 1);
+}

@@ -126,6 +126,13 @@ impl<S: KvStore> Engine<S> {
     ) -> Result<(usize, Option<u64>)> {
         let from = now.saturating_sub(self.config.learning.window_days * DAY);
         scan_signals(&self.store, ns, from, now.saturating_add(1), after, limit, |s| {
+            // A signal reported from a web page, an email or a tool's output is not the user's
+            // behaviour: it is kept, but never counted towards an observation (or a rule).
+            use crate::record::Origin;
+            let origin = Origin::of_episode_source(&s.source);
+            if matches!(origin, Origin::Web | Origin::Email | Origin::Tool) {
+                return Ok(());
+            }
             if s.kind == SignalKind::Reverse {
                 reverse.insert(s.detail.clone());
             }
