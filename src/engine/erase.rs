@@ -250,6 +250,8 @@ struct Plan {
     /// Texts of erased episodes, searched for by the verification scan.
     texts: Vec<Vec<u8>>,
     snapshot: bool,
+    /// The nightly job's cursor names the subject: the whole cursor goes (a run restarts).
+    learning: bool,
 }
 
 /// Erased texts shorter than this are not searched for afterwards: a short text ("ok",
@@ -510,6 +512,8 @@ impl<S: KvStore> Engine<S> {
                     }
                 }
                 Table::Snapshot => p.snapshot = true,
+                // The cursor is one state cut into chunks: deleting one chunk would break it.
+                Table::Learning if hit => p.learning = true,
                 Table::Vector | Table::ObservationVector | Table::Meta | Table::Outcome => {}
                 _ if hit => {
                     p.batch.delete(k.to_vec());
@@ -537,6 +541,15 @@ impl<S: KvStore> Engine<S> {
                 p.batch.delete(key);
                 p.tally.add(Table::Vector, 1, 0);
             }
+        }
+        if p.learning {
+            let mut n = 0;
+            scan_all(&self.store, &ns.table_prefix(Table::Learning), None, |k, _| {
+                p.batch.delete(k.to_vec());
+                n += 1;
+                Ok(())
+            })?;
+            p.tally.add(Table::Learning, n, 0);
         }
         if p.snapshot && !p.episodes.is_empty() {
             // It holds the erased episodes' records and index terms: the next open rebuilds.
