@@ -17,6 +17,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::hash_embed::HashEmbedder;
+use common::Rng;
 use mnemo::engine::{Erasure, FactInput};
 use mnemo::record::{Episode, Origin, RuleStatus, Source, Status};
 use mnemo::store::file::FileStore;
@@ -73,19 +74,6 @@ impl KvStore for Recording {
         let len = self.len();
         self.events.push(Event::Vacuum(len));
         Ok(())
-    }
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
     }
 }
 

@@ -6,6 +6,7 @@
 mod common;
 
 use common::hash_embed::HashEmbedder;
+use common::Rng;
 use mnemo::engine::{Erasure, ExportOptions, FactInput, Receipt};
 use mnemo::record::{Episode, Origin, RuleStatus, Source};
 use mnemo::store::file::FileStore;
@@ -26,19 +27,6 @@ fn tempdir(name: &str) -> std::path::PathBuf {
 }
 
 /// A small deterministic generator (xorshift), so every run is the same workload.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[(self.next() % xs.len() as u64) as usize]
-    }
-}
-
 /// Subjects unlikely to occur by chance in any byte of the store (vectors included).
 fn subjects(ns: &str) -> Vec<String> {
     ["Zephyrine Okonkwo", "Bartholomew Quist", "Ingrid Vasquez-Lindqvist"]

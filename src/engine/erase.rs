@@ -444,7 +444,11 @@ impl<S: KvStore> Engine<S> {
         let mut deleted_retrievals: Vec<Vec<u8>> = Vec::new();
         scan_all(&self.store, &ns.prefix(), None, |k, v| {
             let Some((table, id)) = Table::of_key(ns, k) else { return Ok(()) };
-            let hit = mentions(&needles, id, v);
+            // Vectors and snapshot chunks are binary and derived: they go with their records
+            // (below), so their bytes are not searched.
+            let binary =
+                matches!(table, Table::Vector | Table::ObservationVector | Table::Snapshot);
+            let hit = !binary && mentions(&needles, id, v);
             match table {
                 Table::Episode => {
                     let eid = u64::from_be_bytes(id.try_into().unwrap_or([0; 8]));
@@ -462,16 +466,15 @@ impl<S: KvStore> Engine<S> {
                     }
                 }
                 Table::Signal => {
-                    let tied = Signal::decode(v)
-                        .ok()
+                    let signal = Signal::decode(v).ok();
+                    let tied = signal
+                        .as_ref()
                         .and_then(|s| s.episode)
                         .is_some_and(|e| p.episodes.contains(&e));
                     if hit || tied {
                         p.batch.delete(k.to_vec());
                         p.tally.add(table, 1, 0);
-                        if let Ok(s) = Signal::decode(v) {
-                            p.signals.push(s.id);
-                        }
+                        p.signals.extend(signal.map(|s| s.id));
                     }
                 }
                 Table::Retrieval if hit => {

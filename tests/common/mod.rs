@@ -60,3 +60,26 @@ pub fn split_prefix(text: &str) -> (mnemo::Role, &str) {
     }
 }
 pub mod hash_embed;
+
+/// A seeded xorshift generator: every run of a randomised test is the same workload.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    /// One of `xs`.
+    pub fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+}
