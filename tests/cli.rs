@@ -316,6 +316,13 @@ fn privacy_commands_export_import_and_forget_with_a_receipt() {
     let receipt = one_json(&out);
     assert_eq!(receipt["verification"]["occurrences"], 0, "{receipt}");
     assert_eq!(receipt["episodeIds"].as_array().unwrap().len(), 1, "{receipt}");
+    let (ok, out, err) =
+        run("ana", &["correct", "2", "npm ci failed: the lockfile was out of date"]);
+    assert!(ok && one_json(&out)["scope"] == "correction", "{out}{err}");
+    let (ok, out, _) = run("ana", &["timeline"]);
+    assert!(ok && out.contains("out of date"), "{out}");
+    let log = std::fs::read(d.join("store/mnemo.log")).unwrap();
+    assert!(!log.windows(15).any(|w| w == b"stale lockfile"), "the wrong text is vacuumed away");
     let (ok, out, _) = run("ana", &["forget", "--id", "2"]);
     assert!(ok && one_json(&out)["scope"] == "episode", "{out}");
     let (ok, out, _) = run("copy", &["forget", "--subject", "Marco", "--queue"]);

@@ -7,7 +7,7 @@ mod common;
 
 use common::hash_embed::HashEmbedder;
 use common::Rng;
-use mnemo::engine::{Erasure, ExportOptions, FactInput, Receipt};
+use mnemo::engine::{Correction, Erasure, ExportOptions, FactInput, Receipt};
 use mnemo::record::{Episode, Origin, RuleStatus, Source};
 use mnemo::store::file::FileStore;
 use mnemo::store::{KvStore, MemoryStore};
@@ -194,6 +194,72 @@ fn one_memory_by_id_takes_what_derives_from_it() {
     let dump = e.export_json("ana", T0).unwrap();
     assert!(!dump.contains(&text), "gone from the readable export too");
     assert_eq!(e.erase("ana", &Erasure::Episode(target), T0).unwrap_err().code(), "NOT_FOUND");
+}
+
+#[test]
+fn a_corrected_memory_keeps_its_id_and_no_byte_of_the_wrong_text_survives() {
+    let dir = tempdir("correct");
+    let mut e = engine(FileStore::open(&dir).unwrap());
+    fill(&mut e, "ana", &mut Rng(5));
+    fill(&mut e, "bo", &mut Rng(6));
+    let before_bo = answers(&mut e, "bo");
+    let target = 3u64; // signals of every subject point at episodes 1–4
+    let old = e.episode("ana", target).unwrap();
+    let wrong = "Zephyrine moved the offsite to the Quattrocento hotel in Genoa";
+    let right = "Zephyrine moved the offsite to the Bellavista hotel in Turin";
+    let correction = Correction { text: wrong.into(), verdict: None };
+    let first = e.correct("ana", target, &correction, None, T0 + 41 * DAY).unwrap();
+    let signals = first.layers.iter().find(|l| l.layer == "signals").map_or(0, |l| l.deleted);
+    assert_eq!(signals, 3, "each subject's signal tied to the wrong version goes: {first:#?}");
+    let raw = std::fs::read(dir.join("mnemo.log")).unwrap();
+    assert!(raw_count(&raw, "Quattrocento") > 0, "the first correction is stored");
+
+    let correction = Correction { text: right.into(), verdict: Some("confirmed".into()) };
+    let r = e.correct("ana", target, &correction, None, T0 + 42 * DAY).unwrap();
+    assert_eq!(r.scope, "correction");
+    assert_verified(&r);
+    assert_eq!(r.episode_ids, vec![target]);
+    assert!(r.verification.needles >= 1, "the wrong text was searched for: {r:#?}");
+    let episodes = r.layers.iter().find(|l| l.layer == "episodes").unwrap();
+    assert_eq!((episodes.deleted, episodes.rewritten), (0, 1), "{r:#?}");
+
+    let now = e.episode("ana", target).unwrap();
+    assert_eq!((now.text.as_str(), now.verdict.as_str()), (right, "confirmed"));
+    assert_eq!(
+        (now.created_at, &now.entities, now.status),
+        (old.created_at, &old.entities, old.status)
+    );
+    let mut q = Query::new("Bellavista hotel Turin offsite", 3);
+    q.touch = false;
+    let hits = e.recall("ana", &q, T0 + 43 * DAY).unwrap().hits;
+    assert_eq!(hits[0].episode.id, target, "found by its new words (index and vector rebuilt)");
+    let mut q = Query::new("Quattrocento Genoa", 3);
+    q.touch = false;
+    assert!(e
+        .recall("ana", &q, T0 + 43 * DAY)
+        .unwrap()
+        .hits
+        .iter()
+        .all(|h| h.episode.id != target || h.explanation.bm25 == 0.0));
+    let raw = std::fs::read(dir.join("mnemo.log")).unwrap();
+    assert_eq!(raw_count(&raw, "Quattrocento"), 0, "no byte of the wrong version in the file");
+    if old.text.len() >= 24 {
+        assert_eq!(raw_count(&raw, &old.text), 0, "nor of the original");
+    }
+    assert_eq!(answers(&mut e, "bo"), before_bo, "another user is untouched");
+    drop(e);
+    let mut e = engine(FileStore::open(&dir).unwrap());
+    assert_eq!(e.episode("ana", target).unwrap().text, right, "survives a reopen");
+
+    let empty = Correction { text: "  ".into(), verdict: None };
+    assert_eq!(e.correct("ana", target, &empty, None, T0).unwrap_err().code(), "INVALID_INPUT");
+    let c = Correction { text: "x".into(), verdict: None };
+    assert_eq!(e.correct("ana", 9_999, &c, None, T0).unwrap_err().code(), "NOT_FOUND");
+    assert_eq!(
+        e.episode("ana", target).unwrap().text,
+        right,
+        "a refused correction changes nothing"
+    );
 }
 
 #[test]

@@ -286,6 +286,9 @@ impl privacy::Calls for Memory {
     fn erase(&mut self, ns: &str, what: &str, now: i64) -> Result<String, String> {
         self.call(|g, s| g.call_erase(s, ns, what, now))
     }
+    fn correct(&mut self, ns: &str, id: u64, fix: &str, now: i64) -> Result<String, String> {
+        self.call(|g, s| g.call_correct(s, ns, id, fix, now))
+    }
     fn request_erasure(&mut self, ns: &str, what: &str, now: i64) -> Result<String, String> {
         let id = self.call(|g, s| g.call_request_erasure(s, ns, what, now))?;
         Ok(json!({"id": id}).to_string())

@@ -123,6 +123,11 @@ fn privacy(store: &[&str]) {
     let (ok, out, err) =
         host_in(store, "restored", &["--host-embedder", "recall", "INV-2025-0042", "--k", "1"]);
     assert!(ok && out.contains("INV-2025-0042"), "{out}{err}");
+    let (ok, out, err) =
+        host(store, &["--host-embedder", "correct", "3", "Dinner with the design team on Friday"]);
+    assert!(ok && out.contains("\"scope\":\"correction\""), "{out}{err}");
+    let (ok, out, err) = host(store, &["--host-embedder", "timeline"]);
+    assert!(ok && out.contains("Dinner with") && !out.contains("Lunch with"), "{out}{err}");
     let (ok, out, err) = host(store, &["forget", "--subject", "Friday"]);
     assert!(ok, "{err}");
     let receipt: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
@@ -140,6 +145,7 @@ fn privacy(store: &[&str]) {
     for f in files {
         let bytes = std::fs::read(&f).unwrap();
         assert!(!bytes.windows(6).any(|w| w == b"Friday"), "{} still holds Friday", f.display());
+        assert!(!bytes.windows(10).any(|w| w == b"Lunch with"), "{} holds the wrong text", f.display());
     }
     let (ok, out, _) = host(store, &["--host-embedder", "recall", "stale", "lockfile", "--k", "1"]);
     assert!(ok && out.contains("stale lockfile"), "the rest stays: {out}");

@@ -272,7 +272,25 @@ export class Mnemo {
   async erase(ns, what = { scope: "namespace" }, { now } = {}) {
     const at = now ?? this.#clock();
     const receipt = await this.#run(ns, (e) => parse(e.erase(ns, JSON.stringify(what), at)));
-    // The engine vacuumed its mirror; what happened to the bytes is the storage's to say.
+    return this.#withStorage(receipt);
+  }
+
+  /**
+   * Corrects episode `id` of `ns`: its text (and verdict) replaced under the same id, embedded
+   * again, and what derived from the wrong version erased as by `erase({scope: "episode"})`;
+   * the storage compacts and a scan verifies the old text is gone. Resolves to the receipt
+   * (scope "correction").
+   */
+  async correct(ns, id, { text, verdict, vector } = {}, { now } = {}) {
+    const at = now ?? this.#clock();
+    const v = vector ?? (await this.#hostVector(text, "passage"));
+    const fix = JSON.stringify({ text, verdict, vector: v ? Array.from(v) : undefined });
+    const receipt = await this.#run(ns, (e) => parse(e.correct(ns, id, fix, at)));
+    return this.#withStorage(receipt);
+  }
+
+  // The engine vacuumed its mirror; what happened to the bytes is the storage's to say.
+  #withStorage(receipt) {
     const how = this.#storage.erasure;
     receipt.vacuumed = Boolean(how?.rewrites && typeof this.#storage.compact === "function");
     receipt.storage = how?.note ?? "unknown: this storage does not say how it erases (no `erasure`)";

@@ -142,7 +142,7 @@ export type Erasure =
 export interface ErasureReceipt {
   format: "mnemo-erasure/1";
   namespace: string;
-  scope: "namespace" | "subject" | "episode";
+  scope: "namespace" | "subject" | "episode" | "correction";
   /** SHA-256 of "mnemo-erasure/1\0<namespace>\0<subject>": the subject is never named. */
   subjectSha256: string | null;
   erasedAt: number;
@@ -348,6 +348,13 @@ export declare class Mnemo {
   forgetNamespace(ns: string): Promise<number>;
   /** Erases a namespace, a subject in it, or one episode, across every layer; resolves to the receipt. */
   erase(ns: string, what?: Erasure, options?: { now?: number }): Promise<ErasureReceipt>;
+  /** Replaces an episode's text under the same id, erasing what derived from the wrong version; resolves to the receipt (scope "correction"). */
+  correct(
+    ns: string,
+    id: number,
+    correction: { text: string; verdict?: string; vector?: Float32Array | number[] },
+    options?: { now?: number },
+  ): Promise<ErasureReceipt>;
   /** Queues an erasure for the nightly job. */
   requestErasure(ns: string, what: Erasure, options?: { now?: number }): Promise<{ id: number }>;
   /** Everything held about the namespace, decoded (right of access). */

@@ -13,6 +13,18 @@ impl WasmEngine {
         self.inner.erase_json(ns, what, now as i64).map_err(js_error)
     }
 
+    /// Replaces episode `id`'s text (`correction` JSON: `{text, verdict?, vector?}`), with the
+    /// erasure's cascade; returns the receipt (JSON).
+    pub fn correct(
+        &mut self,
+        ns: &str,
+        id: f64,
+        correction: &str,
+        now: f64,
+    ) -> Result<String, JsValue> {
+        self.inner.correct_json(ns, id as u64, correction, now as i64).map_err(js_error)
+    }
+
     /// Queues an erasure for the nightly job; returns `{id}`.
     #[wasm_bindgen(js_name = requestErasure)]
     pub fn request_erasure(&mut self, ns: &str, what: &str, now: f64) -> Result<String, JsValue> {

@@ -296,6 +296,15 @@ impl Guest for Component {
         with(|e| e.erase_json(&ns, &what, now))
     }
 
+    fn correct(
+        ns: String,
+        id: u64,
+        correction: String,
+        now: i64,
+    ) -> std::result::Result<String, WitError> {
+        with(|e| e.correct_json(&ns, id, &correction, now))
+    }
+
     fn request_erasure(ns: String, what: String, now: i64) -> std::result::Result<u64, WitError> {
         with(|e| {
             let v: serde_json::Value =

@@ -225,10 +225,10 @@ fn hash(ns: &str, subject: &str) -> String {
 
 /// Tallies per layer, in table order.
 #[derive(Default)]
-struct Tally(Vec<Layer>);
+pub(super) struct Tally(pub Vec<Layer>);
 
 impl Tally {
-    fn add(&mut self, table: Table, deleted: usize, rewritten: usize) {
+    pub fn add(&mut self, table: Table, deleted: usize, rewritten: usize) {
         let layer = table.name();
         match self.0.iter_mut().find(|l| l.layer == layer) {
             Some(l) => {
@@ -242,13 +242,15 @@ impl Tally {
 
 /// The deletions and rewrites of one erasure, before they are written.
 #[derive(Default)]
-struct Plan {
-    batch: Batch,
-    tally: Tally,
-    episodes: Vec<u64>,
+pub(super) struct Plan {
+    pub batch: Batch,
+    pub tally: Tally,
+    pub episodes: Vec<u64>,
     signals: Vec<u64>,
     /// Texts of erased episodes, searched for by the verification scan.
-    texts: Vec<Vec<u8>>,
+    pub texts: Vec<Vec<u8>>,
+    /// The episodes stay (rewritten by a correction): not checked absent by key.
+    pub kept: bool,
     snapshot: bool,
     /// The nightly job's cursor names the subject: the whole cursor goes (a run restarts).
     learning: bool,
@@ -256,7 +258,7 @@ struct Plan {
 
 /// Erased texts shorter than this are not searched for afterwards: a short text ("ok",
 /// "deploy failed") may rightly occur in another memory.
-const MIN_TEXT_NEEDLE: usize = 24;
+pub(super) const MIN_TEXT_NEEDLE: usize = 24;
 
 impl Erasure {
     fn to_json(&self) -> serde_json::Value {
@@ -383,59 +385,68 @@ impl<S: KvStore> Engine<S> {
             }
             Erasure::Episode(id) => ("episode", Some(id.to_string())),
         };
-        let pending = VACUUM_PENDING.to_vec();
-        let (tally, episodes, texts) = match what {
-            Erasure::Namespace => {
-                let mut tally = Tally::default();
-                let mut batch = Batch::new();
-                scan_all(&self.store, &nsc.prefix(), None, |k, _| {
-                    if let Some((t, _)) = Table::of_key(&nsc, k) {
-                        tally.add(t, 1, 0);
-                    }
-                    batch.delete(k.to_vec());
-                    Ok(())
-                })?;
-                if !self.store.defers_vacuum() {
-                    batch.put(pending.clone(), Vec::new());
-                }
-                self.store.write(&batch)?;
-                (tally, Vec::new(), Vec::new())
-            }
-            _ => {
-                let mut plan = self.plan(&nsc, what)?;
-                if !self.store.defers_vacuum() {
-                    plan.batch.put(pending.clone(), Vec::new());
-                }
-                self.store.write(&plan.batch)?;
-                (plan.tally, plan.episodes, plan.texts)
-            }
-        };
-        self.spaces.remove(nsc.as_str());
-        if self.store.defers_vacuum() {
-            self.store.vacuum()?;
-        } else {
-            self.finish_vacuum()?;
+        if *what != Erasure::Namespace {
+            let plan = self.plan(&nsc, what)?;
+            return self.commit(&nsc, scope, subject, plan, what, now);
         }
+        let mut plan = Plan::default();
+        scan_all(&self.store, &nsc.prefix(), None, |k, _| {
+            if let Some((t, _)) = Table::of_key(&nsc, k) {
+                plan.tally.add(t, 1, 0);
+            }
+            plan.batch.delete(k.to_vec());
+            Ok(())
+        })?;
+        self.commit(&nsc, scope, subject, plan, what, now)
+    }
+
+    /// Writes a planned erasure (or correction) as one batch, vacuums, scans and returns the
+    /// receipt. `gone` episodes are checked absent by key; a correction rewrites its episode
+    /// under the same key, so it passes none.
+    pub(super) fn commit(
+        &mut self,
+        nsc: &Namespace,
+        scope: &'static str,
+        subject: Option<String>,
+        mut plan: Plan,
+        what: &Erasure,
+        now: i64,
+    ) -> Result<Receipt> {
+        if !self.store.defers_vacuum() {
+            plan.batch.put(VACUUM_PENDING.to_vec(), Vec::new());
+        }
+        self.store.write(&plan.batch)?;
+        self.spaces.remove(nsc.as_str());
+        self.vacuum_after_erasure()?;
         let needles = match what {
             Erasure::Subject(s) => subject_needles(s.trim()),
             _ => Vec::new(),
         };
-        let verification = self.verify(&nsc, &needles, &Texts::new(texts), &episodes)?;
+        let gone: &[u64] = if plan.kept { &[] } else { &plan.episodes };
+        let verification = self.verify(nsc, &needles, &Texts::new(plan.texts), gone)?;
         Ok(Receipt {
             format: "mnemo-erasure/1",
-            namespace: ns.to_string(),
+            namespace: nsc.as_str().to_string(),
             scope,
-            subject_sha256: subject.map(|s| hash(ns, &s)),
+            subject_sha256: subject.map(|s| hash(nsc.as_str(), &s)),
             erased_at: now,
-            layers: tally.0,
-            episode_ids: episodes,
+            layers: plan.tally.0,
+            episode_ids: plan.episodes,
             vacuumed: true,
             verification,
         })
     }
 
+    fn vacuum_after_erasure(&mut self) -> Result<()> {
+        if self.store.defers_vacuum() {
+            self.store.vacuum()
+        } else {
+            self.finish_vacuum()
+        }
+    }
+
     /// Decides every deletion and rewrite of a subject or episode erasure.
-    fn plan(&self, ns: &Namespace, what: &Erasure) -> Result<Plan> {
+    pub(super) fn plan(&self, ns: &Namespace, what: &Erasure) -> Result<Plan> {
         let needles = match what {
             Erasure::Subject(s) => subject_needles(s.trim()),
             _ => Vec::new(),

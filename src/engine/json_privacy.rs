@@ -23,6 +23,28 @@ impl<S: KvStore> Engine<S> {
         out(self.erase(ns, &what(erasure)?, now)?)
     }
 
+    /// [`Engine::correct`] from `{text, verdict?, vector?}`; returns the receipt.
+    pub fn correct_json(
+        &mut self,
+        ns: &str,
+        id: u64,
+        correction: &str,
+        now: i64,
+    ) -> Result<String> {
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Input {
+            text: String,
+            verdict: Option<String>,
+            vector: Option<Vec<f32>>,
+        }
+        let c: Input = serde_json::from_str(correction).map_err(|e| {
+            Error::InvalidInput(format!("a correction is {{text, verdict?, vector?}}: {e}"))
+        })?;
+        let fix = super::Correction { text: c.text, verdict: c.verdict };
+        out(self.correct(ns, id, &fix, c.vector.as_deref(), now)?)
+    }
+
     /// [`Engine::request_erasure`] from the same JSON; returns `{id}`.
     pub fn request_erasure_json(&mut self, ns: &str, erasure: &str, now: i64) -> Result<String> {
         out(json!({"id": self.request_erasure(ns, &what(erasure)?, now)?}))

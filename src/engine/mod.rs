@@ -8,6 +8,7 @@
 //! the BM25 and vector indexes rebuilt from them (they are derived state).
 
 mod access;
+mod correct;
 mod episodes;
 mod erase;
 pub(crate) mod export;
@@ -28,6 +29,7 @@ mod signals;
 pub mod snapshot;
 mod space;
 
+pub use correct::Correction;
 pub use erase::{Erasure, Layer, Receipt, Verification};
 pub use export::{ExportOptions, Moved};
 pub use facts::{FactInput, FactWrite};

@@ -72,6 +72,12 @@ test("inspector: sample events, an explained recall, timeline, facts, rules, obs
     await page.waitForFunction(() => /0 occurrences, 0 leftover keys/.test(document.querySelector("#privacy-note").textContent));
     assert.match(await page.textContent("#receipt"), /"subjectSha256": "[0-9a-f]{64}"/);
     await page.waitForFunction(() => document.querySelectorAll("#timeline tr").length === 7);
+    const firstId = await page.textContent("#timeline tr:last-child td.num");
+    await page.fill("#correct input[name=id]", firstId);
+    await page.fill("#correct input[name=text]", "Corrected in the inspector: the Quattrocento order");
+    await page.click("#correct button");
+    await page.waitForFunction(() => /corrected #\d+; .*: 0 occurrences/.test(document.querySelector("#privacy-note").textContent));
+    await page.waitForFunction(() => [...document.querySelectorAll("#timeline td")].some((td) => /Quattrocento/.test(td.textContent)));
     const found = await page.evaluate(async () => {
       const db = await new Promise((ok, no) => {
         const r = indexedDB.open("mnemo-inspector");

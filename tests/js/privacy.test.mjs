@@ -67,6 +67,14 @@ test("a subject leaves every layer and every byte of the log; other users are un
   const reopened = await NodeFileStorage.open(path);
   const again = await Mnemo.open(reopened, opts);
   assert.equal(await answers(again, "bo"), before, "and after a reopen");
+  const [first] = (await again.recall("ana", { text: "deploy billing", k: 1, touch: false }, { vector: vec("deploy billing") })).hits;
+  const wrong = first.episode.text;
+  const right = "the corrected note: Quattrocento was never involved";
+  const fixed = await again.correct("ana", first.episode.id, { text: right, vector: vec(right) });
+  assert.equal(fixed.scope, "correction");
+  assert.deepEqual([fixed.verification.occurrences, fixed.vacuumed], [0, true], JSON.stringify(fixed));
+  assert.equal((await again.timeline("ana")).find((e) => e.id === first.episode.id).text, right);
+  if (wrong.length >= 24) assert.equal(count(readFileSync(path), wrong), 0, "the wrong text left the file");
   const whole = await again.erase("ana");
   assert.equal(whole.verification.leftoverKeys, 0);
   assert.equal(count(readFileSync(path), "u/ana/"), 0, "no key of the user is left");

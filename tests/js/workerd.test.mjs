@@ -33,6 +33,7 @@ test("the Worker example remembers across two workerd instances (Durable Object 
     kvNamespaces: ["MEMORY_KV"],
     bindings: { DIM: String(DIM) },
   };
+  const timelineText = (episodes) => Object.fromEntries(episodes.map((e) => [e.id, e.text]));
   const post = (mf, path, body) =>
     mf.dispatchFetch(`http://x${path}`, { method: "POST", body: JSON.stringify(body) });
   let mf = worker("www/examples/worker/src/index.js", persist, config);
@@ -78,5 +79,18 @@ test("the Worker example remembers across two workerd instances (Durable Object 
   const obs = await (await mf.dispatchFetch("http://x/observations?user=ana")).json();
   assert.equal(obs.length, 1);
   assert.equal(obs[0].patternDetail.behaviour, "removed:semicolon");
+
+  // Privacy routes: correct one memory, export what is held, erase a subject.
+  const wrong = timelineText(await (await mf.dispatchFetch("http://x/timeline?user=ana")).json());
+  const text = "npm ci failed: the lockfile was out of date";
+  const fixed = await (await post(mf, "/correct?user=ana", { id: 2, text, vector: Array.from(vec(text)) })).json();
+  assert.equal(fixed.scope, "correction", JSON.stringify(fixed));
+  assert.equal(fixed.verification.occurrences, 0);
+  const dump = await (await mf.dispatchFetch("http://x/export?user=ana")).json();
+  assert.equal(dump.format, "mnemo-access/1");
+  assert.ok(JSON.stringify(dump).includes("out of date") && !JSON.stringify(dump).includes(wrong[2]));
+  const erased = await (await post(mf, "/erase?user=ana", { scope: "subject", subject: "INV-2025-0042" })).json();
+  assert.deepEqual([erased.scope, erased.episodeIds.length, erased.verification.occurrences], ["subject", 1, 0]);
+  assert.equal(erased.vacuumed, false, "a Durable Object only deletes keys: the receipt says so");
   await mf.dispose();
 });

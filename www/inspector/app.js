@@ -338,6 +338,23 @@ $("forget").onsubmit = async (ev) => {
   }
 };
 
+$("correct").onsubmit = async (ev) => {
+  ev.preventDefault();
+  const f = new FormData(ev.target);
+  try {
+    const id = Number(f.get("id"));
+    const r = await call("correct", ns(), id, { text: f.get("text").trim() });
+    const v = r.verification;
+    $("privacy-note").textContent =
+      `corrected #${id}; the wrong text searched in ${v.recordsScanned} records: ${v.occurrences} occurrences`;
+    $("receipt").textContent = JSON.stringify(r, null, 2);
+    ev.target.reset();
+    await refresh();
+  } catch (e) {
+    showError($("privacy-note"), e);
+  }
+};
+
 $("ns").onchange = refresh;
 
 try {

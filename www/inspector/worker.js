@@ -40,6 +40,7 @@ const methods = {
   feedback: (ns, id, verdict) => memory.feedback(ns, id, verdict),
   forget: (ns) => memory.forgetNamespace(ns),
   erase: (ns, what) => memory.erase(ns, what),
+  correct: (ns, id, fix) => memory.correct(ns, id, fix),
   exportEncrypted: (ns, passphrase) => memory.exportEncrypted(ns, passphrase),
   exportReadable: (ns) => memory.exportReadable(ns),
   importEncrypted: (ns, passphrase, bytes) => memory.importEncrypted(ns, passphrase, bytes),

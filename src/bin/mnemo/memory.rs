@@ -284,6 +284,9 @@ impl crate::privacy::Calls for Store {
     fn erase(&mut self, ns: &str, what: &str, now: i64) -> Result<String, String> {
         self.erase_json(ns, what, now).map_err(err)
     }
+    fn correct(&mut self, ns: &str, id: u64, fix: &str, now: i64) -> Result<String, String> {
+        self.correct_json(ns, id, fix, now).map_err(err)
+    }
     fn request_erasure(&mut self, ns: &str, what: &str, now: i64) -> Result<String, String> {
         self.request_erasure_json(ns, what, now).map_err(err)
     }

@@ -17,6 +17,8 @@ use crate::args::Globals;
 pub trait Calls {
     /// `erase_json`.
     fn erase(&mut self, ns: &str, what: &str, now: i64) -> Result<String, String>;
+    /// `correct_json`.
+    fn correct(&mut self, ns: &str, id: u64, correction: &str, now: i64) -> Result<String, String>;
     /// `request_erasure_json`.
     fn request_erasure(&mut self, ns: &str, what: &str, now: i64) -> Result<String, String>;
     /// `export_json` (the readable export).
@@ -60,6 +62,17 @@ pub enum Privacy {
         /// Queue the request for the nightly job instead of erasing now
         #[arg(long)]
         queue: bool,
+    },
+    /// Correct one memory: episode ID's text replaced by TEXT under the same id, what derived
+    /// from the wrong version erased, the old text vacuumed away; prints the receipt as JSON
+    Correct {
+        /// The episode
+        id: u64,
+        /// The right text
+        text: String,
+        /// The right verdict, when it changes too
+        #[arg(long)]
+        verdict: Option<String>,
     },
     /// Export the namespace to FILE: encrypted (AES-256-GCM, key from scrypt of the
     /// passphrase), or readable JSON with --readable
@@ -140,6 +153,10 @@ pub fn run(g: &Globals, c: &Privacy, calls: &mut dyn Calls) -> Result<(), String
                 calls.erase(ns, &what, now)?
             };
             println!("{out}");
+        }
+        Privacy::Correct { id, text, verdict } => {
+            let fix = json!({"text": text, "verdict": verdict}).to_string();
+            println!("{}", calls.correct(ns, *id, &fix, now)?);
         }
         Privacy::Export { file, readable: true, .. } => {
             let doc = calls.export_readable(ns, now)?;

@@ -50,6 +50,14 @@ async function handle(mem, env, request) {
         return json(await mem.rules(ns, ["active"]));
       case "/outcome":
         return json(await mem.outcome(ns, body.retrievalId, body.outcome));
+      // Privacy: erase (`{scope: "namespace"}`, `{scope: "subject", subject}` or
+      // `{scope: "episode", id}`; the receipt comes back), correct one memory, export.
+      case "/erase":
+        return json(await mem.erase(ns, body.scope ? body : { scope: "namespace" }));
+      case "/correct":
+        return json(await mem.correct(ns, body.id, { ...body, vector: await vectorOf(env, body) }));
+      case "/export":
+        return json(await mem.exportReadable(ns));
       default:
         return json({ error: "unknown route" }, 404);
     }
