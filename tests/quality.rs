@@ -173,20 +173,17 @@ fn formulas() -> Vec<(String, Scoring)> {
     let d = Scoring::default();
     if std::env::var_os("MNEMO_QUALITY_GRID").is_some() {
         let mut out = Vec::new();
-        // Decay curve × floor × relevance exponent, with and without shadowing.
-        for decay in [mnemo::engine::Decay::Exponential, mnemo::engine::Decay::Hyperbolic] {
-            for floor in [0.3, 0.5, 0.75] {
-                for sharp in [1.0, 2.0, 4.0, 8.0] {
-                    for sc in [0.92, 1.0] {
-                        let s = Scoring {
-                            decay,
-                            recency_floor: floor,
-                            sharpness: sharp,
-                            shadow_cosine: sc,
-                            ..d.clone()
-                        };
-                        out.push((format!("{decay:?} f{floor} p{sharp} s{sc}"), s));
-                    }
+        // Floor × shadowing threshold × shadowing penalty.
+        for floor in [0.75, 0.9] {
+            for sc in [0.9, 0.92, 0.95] {
+                for sp in [0.3, 0.5] {
+                    let s = Scoring {
+                        recency_floor: floor,
+                        shadow_cosine: sc,
+                        shadow_penalty: sp,
+                        ..d.clone()
+                    };
+                    out.push((format!("f{floor} s{sc} p{sp}"), s));
                 }
             }
         }
@@ -245,6 +242,21 @@ fn run_case(embedder: &mut BertEmbedder, case: &Case, now: i64) -> Vec<(String, 
             q.touch = false;
             q.scoring = Some(scoring);
             let hits = engine.recall("q", &q, now).unwrap().hits;
+            if std::env::var_os("MNEMO_QUALITY_DEBUG").is_some() && name.contains("default") {
+                for h in &hits {
+                    let x = &h.explanation;
+                    println!(
+                        "  {:<60} cos {:.3} bm25 {:.2} rel {:.2} rec {:.2} fin {:.3} sh {:?}",
+                        h.episode.text,
+                        x.cosine,
+                        x.bm25,
+                        x.relevance,
+                        x.recency,
+                        x.final_score,
+                        x.shadowed_by
+                    );
+                }
+            }
             let found = hits.iter().filter(|h| relevant.contains(&h.episode.id)).count();
             (name.to_string(), found as f64 / relevant.len().min(case.k) as f64)
         })

@@ -145,7 +145,11 @@ fn privacy(store: &[&str]) {
     for f in files {
         let bytes = std::fs::read(&f).unwrap();
         assert!(!bytes.windows(6).any(|w| w == b"Friday"), "{} still holds Friday", f.display());
-        assert!(!bytes.windows(10).any(|w| w == b"Lunch with"), "{} holds the wrong text", f.display());
+        assert!(
+            !bytes.windows(10).any(|w| w == b"Lunch with"),
+            "{} holds the wrong text",
+            f.display()
+        );
     }
     let (ok, out, _) = host(store, &["--host-embedder", "recall", "stale", "lockfile", "--k", "1"]);
     assert!(ok && out.contains("stale lockfile"), "the rest stays: {out}");

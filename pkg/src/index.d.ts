@@ -78,13 +78,17 @@ export interface Explanation {
   cosine: number;
   sim: number;
   lex: number;
+  /** (1 − w)·sim + w·lex. */
   fused: number;
+  /** What the conversation around it added: 0.4 × the better neighbour's fused score (the episode just before or after, within 30 minutes). */
+  context: number;
+  /** (fused + context) / the best candidate's. */
   relevance: number;
   ageDays: number;
   recency: number;
   importance: number;
   finalScore: number;
-  sources: ("bm25" | "vector" | "recent")[];
+  sources: ("bm25" | "vector" | "recent" | "context")[];
   terms: [string, number][];
   shadowedBy: number | null;
   /** 0.5 when outcome tracking found the episode harmful (it multiplied finalScore). */

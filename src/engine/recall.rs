@@ -189,14 +189,20 @@ impl<S: KvStore> Engine<S> {
         }
         let bound = Window { from: i64::MIN, to: now.saturating_add(1) };
         filter.window = intersect(window, Some(bound));
-        let mut cands = candidates(space, &text, &qv, &filter, query.k);
+        let gap = context_gap(&scoring);
+        let qterms = if scoring.skip_function_words {
+            crate::index::bm25::query_terms(&text)
+        } else {
+            crate::index::bm25::all_query_terms(&text)
+        };
+        let mut cands = candidates(space, &qterms, &qv, &filter, query.k, gap);
         let mut window_dropped = false;
         if cands.is_empty() && window != query.filter.window {
             filter.window = intersect(query.filter.window, Some(bound));
-            cands = candidates(space, &text, &qv, &filter, query.k);
+            cands = candidates(space, &qterms, &qv, &filter, query.k, gap);
             window_dropped = true;
         }
-        let hits = rescore(space, &scoring, &text, &qv, cands, now, query.k)?;
+        let hits = rescore(space, &scoring, &qterms, &qv, cands, now, query.k, gap)?;
         let mut retrieval_id = None;
         if query.touch && !hits.is_empty() {
             let mut batch = Batch::new();
@@ -255,12 +261,31 @@ fn anchor_window(space: &Space, event: &str, before: bool, now: i64) -> Option<W
     })
 }
 
+/// How far apart (ms) two episodes may be and still be neighbours, when the formula uses the
+/// conversation around a candidate.
+fn context_gap(scoring: &Scoring) -> Option<i64> {
+    let on = scoring.formula == super::score::Formula::Balanced && scoring.context_weight > 0.0;
+    on.then_some(scoring.context_gap_ms.max(0))
+}
+
+/// The episodes just before and after `h` in time, when created within `gap` ms of it.
+fn neighbours(space: &Space, h: &Hot, gap: i64) -> [Option<u64>; 2] {
+    use std::ops::Bound::{Excluded, Unbounded};
+    let key = (h.created_at, h.id);
+    let near = |&&(t, _): &&(i64, u64)| (t - h.created_at).abs() <= gap;
+    [
+        space.by_time.range((Unbounded, Excluded(key))).next_back().filter(near).map(|p| p.1),
+        space.by_time.range((Excluded(key), Unbounded)).next().filter(near).map(|p| p.1),
+    ]
+}
+
 fn candidates(
     space: &Space,
-    text: &str,
+    qterms: &[String],
     qv: &[f32],
     filter: &Filter,
     k: usize,
+    context_gap: Option<i64>,
 ) -> HashMap<u64, Vec<&'static str>> {
     let n = k.saturating_mul(FANOUT).max(MIN_CANDIDATES);
     let whole = filter.needs_episode();
@@ -269,7 +294,7 @@ fn candidates(
             && (!whole || matches!(space.episodes.get(id), Ok(Some(e)) if filter.matches(&e)))
     };
     let mut out: HashMap<u64, Vec<&'static str>> = HashMap::default();
-    for h in space.bm25.search(text, n, keep) {
+    for h in space.bm25.search_terms(qterms, n, keep) {
         out.entry(h.id).or_default().push("bm25");
     }
     // A narrow window is scored exactly over its own episodes; otherwise through the index.
@@ -304,35 +329,60 @@ fn candidates(
     for (_, id) in recent {
         out.entry(*id).or_default().push("recent");
     }
+    // The turns around each candidate join, so its context can be scored (and so can they).
+    if let Some(gap) = context_gap {
+        let found: Vec<u64> = out.keys().copied().collect();
+        for id in found {
+            let Some(h) = space.episodes.hot(id) else { continue };
+            for n in neighbours(space, h, gap).into_iter().flatten() {
+                if !out.contains_key(&n) && keep(n) {
+                    out.insert(n, vec!["context"]);
+                }
+            }
+        }
+    }
     out
 }
 
+#[allow(clippy::too_many_arguments)]
 fn rescore(
     space: &Space,
     scoring: &Scoring,
-    text: &str,
+    qterms: &[String],
     qv: &[f32],
     cands: HashMap<u64, Vec<&'static str>>,
     now: i64,
     k: usize,
+    context_gap: Option<i64>,
 ) -> Result<Vec<Hit>> {
-    let qterms = crate::index::bm25::query_terms(text);
     let mut rows: Vec<(&Hot, Vec<&'static str>, Signals)> = cands
         .into_iter()
         .filter_map(|(id, sources)| {
             let e = space.episodes.hot(id)?;
             let signals = Signals {
-                bm25: space.bm25.score_terms(&qterms, id),
+                bm25: space.bm25.score_terms(qterms, id),
                 cosine: space.vectors.score(id, qv).unwrap_or(0.0),
                 age_days: (now - e.last_accessed_at).max(0) as f32 / DAY as f32,
                 tier: e.tier,
                 importance: e.importance,
                 access_count: e.access_count,
+                neighbours: [None, None],
             };
             Some((e, sources, signals))
         })
         .collect();
     rows.sort_by_key(|r| r.0.id);
+    if let Some(gap) = context_gap {
+        let row_of: HashMap<u64, u32> =
+            rows.iter().enumerate().map(|(i, r)| (r.0.id, i as u32)).collect();
+        for r in rows.iter_mut() {
+            let [before, after] = neighbours(space, r.0, gap);
+            r.2.neighbours = [
+                before.and_then(|n| row_of.get(&n).copied()),
+                after.and_then(|n| row_of.get(&n).copied()),
+            ];
+        }
+    }
     let signals: Vec<Signals> = rows.iter().map(|r| r.2.clone()).collect();
     let mut scored: Vec<(&Hot, Explanation)> = scoring
         .explain(&signals)
@@ -354,7 +404,10 @@ fn rescore(
             .then(a.0.id.cmp(&b.0.id))
     };
     scored.sort_by(order);
-    if scoring.shadow_cosine < 1.0 && scoring.formula != super::score::Formula::Seed {
+    use super::score::Formula;
+    if scoring.shadow_cosine < 1.0
+        && matches!(scoring.formula, Formula::Balanced | Formula::Weighted)
+    {
         shadow(space, scoring, &mut scored);
         scored.sort_by(order);
     }
@@ -362,7 +415,7 @@ fn rescore(
     scored
         .into_iter()
         .map(|(e, mut explanation)| {
-            if let Some(h) = space.bm25.explain_terms(&qterms, e.id) {
+            if let Some(h) = space.bm25.explain_terms(qterms, e.id) {
                 explanation.terms = h.terms.into_iter().map(|t| (t.term, t.score)).collect();
             }
             let episode = space.episodes.get(e.id)?.expect("candidates are episodes").into_owned();

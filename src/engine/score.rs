@@ -1,23 +1,33 @@
 //! Scoring: how similarity, recency and importance combine, with an explanation per hit.
 //!
 //! The default, [`Formula::Balanced`], exists because the plain decay formula
-//! `cosine × exp(−λ·days)` lets a 100-day-old exact match (factor 0.018) lose to anything fresh.
-//! Balanced instead
+//! `cosine × exp(−λ·days)` lets a 100-day-old exact match (factor 0.018) lose to anything fresh,
+//! and because a fusion that trusts one retriever's scale loses what the other found.
+//! Balanced
 //!
 //! 1. calibrates the cosine against the model's floor of unrelated text
 //!    (`sim = (cos − floor)/(1 − floor)`, E5 floor 0.70), and BM25 against the best BM25 score
 //!    among the candidates (`lex = bm25 / max bm25`);
 //! 2. fuses them by weight (`fused = (1 − w)·sim + w·lex`, `w` = 0.3 when any candidate matched
 //!    lexically) — scores, not ranks: reciprocal-rank fusion lost to the better single retriever
-//!    on both quality sets we measured;
-//! 3. normalises by the best fused score (`rel = fused / max fused`) so decay acts on relevance
-//!    relative to this query;
-//! 4. floors the decay: `recency = floor + (1 − floor)·exp(−λ·days)` with floor 0.75, so
-//!    recency reorders candidates of similar relevance (Node 22 over Node 18) but cannot bury an
-//!    exactly relevant old memory (the March invoice) under a weaker fresh one.
+//!    on the quality sets and to this fusion on LoCoMo;
+//! 3. adds the conversation around it (`context = 0.4 × fused of the better neighbour`, the
+//!    episode just before or after it within 30 minutes): in a dialogue the answer often sits
+//!    in the turn after the one that names the topic;
+//! 4. normalises by the best candidate (`relevance = (fused + context) / max`), so decay acts
+//!    on relevance relative to this query;
+//! 5. floors the decay: `recency = floor + (1 − floor)·exp(−λ·days)` with floor 0.75, so recency
+//!    reorders candidates of similar relevance (Node 22 over Node 18) but cannot bury an
+//!    exactly relevant old memory (the March invoice) under a weaker fresh one;
+//! 6. shadows what a newer memory restates: among the best candidates, one that a newer, at
+//!    least as important and similarly relevant candidate repeats (episode cosine ≥ 0.95) is
+//!    likely stale and its score is multiplied by 0.3.
 //!
-//! `final = rel × recency × importance`, where importance is the tier's weight times the
-//! episode's write-time importance.
+//! `final = relevance × recency × importance`, where importance is the tier's weight times the
+//! episode's write-time importance. Query terms that are function words in English, Italian,
+//! Spanish, French, German or Portuguese ("the", "did", "di", "les") are not scored by BM25
+//! (`index::stopwords`). On LoCoMo (`tools/bench-retrieval`), each step was measured against
+//! BM25 alone and the cosine alone; figures in BENCHMARKS.md.
 
 /// How a hit's final score is computed.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -28,6 +38,25 @@ pub enum Formula {
     Seed,
     /// Weighted sum: `0.55·sim + 0.25·recency + 0.20·log-frequency`.
     Weighted,
+    /// BM25 alone (no cosine, recency or importance): the lexical retriever by itself, the
+    /// baseline fusion must never fall below.
+    Lexical,
+    /// Cosine alone (no BM25, recency or importance): the dense retriever by itself.
+    Dense,
+}
+
+impl Formula {
+    /// Reads a formula's name: `balanced`, `seed`, `weighted`, `lexical` or `dense`.
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "balanced" => Formula::Balanced,
+            "seed" => Formula::Seed,
+            "weighted" => Formula::Weighted,
+            "lexical" | "bm25" => Formula::Lexical,
+            "dense" | "cosine" => Formula::Dense,
+            _ => return None,
+        })
+    }
 }
 
 /// The shape of the decay curve.
@@ -68,6 +97,15 @@ pub struct Scoring {
     pub shadow_cosine: f32,
     /// Factor applied to a shadowed episode's score.
     pub shadow_penalty: f32,
+    /// Weight of the conversation around a candidate under [`Formula::Balanced`]: its score
+    /// gains this times the best positive fused score of its neighbours (0 turns it off).
+    pub context_weight: f32,
+    /// Two episodes created at most this far apart (ms) with nothing between them are
+    /// neighbours: turns of one conversation, steps of one task.
+    pub context_gap_ms: i64,
+    /// Drop function words ("the", "did", "della": `index::stopwords`) from the query before
+    /// BM25 scores it.
+    pub skip_function_words: bool,
 }
 
 /// λ of procedural rules (they do not decay).
@@ -86,8 +124,26 @@ impl Default for Scoring {
             lexical_weight: 0.3,
             recency_floor: 0.75,
             sharpness: 1.0,
+            shadow_cosine: 0.95,
+            shadow_penalty: 0.3,
+            context_weight: 0.4,
+            context_gap_ms: 30 * 60 * 1000,
+            skip_function_words: true,
+        }
+    }
+}
+
+impl Scoring {
+    /// The scoring of mnemo before query function words were dropped and conversation context
+    /// added (releases up to the privacy work): BM25 over every query word, no context, shadowing
+    /// at cosine 0.92 with penalty 0.5. Stores written then answer with it exactly as they did.
+    pub fn legacy() -> Self {
+        Self {
             shadow_cosine: 0.92,
             shadow_penalty: 0.5,
+            context_weight: 0.0,
+            skip_function_words: false,
+            ..Self::default()
         }
     }
 }
@@ -104,9 +160,12 @@ pub struct Explanation {
     pub sim: f32,
     /// BM25 relative to the best candidate's.
     pub lex: f32,
-    /// The fused similarity.
+    /// The fused similarity `(1 − w)·sim + w·lex`.
     pub fused: f32,
-    /// Fused similarity relative to the best candidate's.
+    /// What the conversation around it added (balanced formula): `context_weight` × the best
+    /// positive `fused` of the episodes just before and after it.
+    pub context: f32,
+    /// `fused + context` relative to the best candidate's (the best is 1).
     pub relevance: f32,
     /// Days since last access at query time.
     pub age_days: f32,
@@ -150,6 +209,9 @@ pub struct Signals {
     pub importance: f32,
     /// Recalls so far.
     pub access_count: u32,
+    /// Indices (in the same candidate list) of the episodes just before and after this one in
+    /// the same conversation: created within [`Scoring::context_gap_ms`] of it.
+    pub neighbours: [Option<u32>; 2],
 }
 
 impl Scoring {
@@ -176,20 +238,32 @@ impl Scoring {
         let max_bm25 = signals.iter().map(|s| s.bm25).fold(0f32, f32::max);
         let w = if max_bm25 > 0.0 { self.lexical_weight } else { 0.0 };
         let floor = self.cosine_floor;
-        let pre: Vec<(f32, f32, f32)> = signals
+        let calibrated: Vec<(f32, f32)> = signals
             .iter()
             .map(|s| {
                 let sim = ((s.cosine - floor) / (1.0 - floor)).clamp(0.0, 1.0);
                 let lex = if max_bm25 > 0.0 { s.bm25 / max_bm25 } else { 0.0 };
-                (sim, lex, (1.0 - w) * sim + w * lex)
+                (sim, lex)
             })
             .collect();
-        let max_fused = pre.iter().map(|p| p.2).fold(0f32, f32::max);
+        let fused: Vec<f32> =
+            calibrated.iter().map(|(sim, lex)| (1.0 - w) * sim + w * lex).collect();
+        // Conversation context: a neighbour's fused score, positive part, adds to a turn's.
+        let context: Vec<f32> = signals
+            .iter()
+            .map(|s| {
+                let best = s.neighbours.iter().flatten().map(|&n| fused[n as usize]);
+                self.context_weight * best.fold(0f32, f32::max)
+            })
+            .collect();
+        let total: Vec<f32> = fused.iter().zip(&context).map(|(f, c)| f + c).collect();
+        let hi = total.iter().copied().fold(0f32, f32::max);
         signals
             .iter()
-            .zip(pre)
-            .map(|(s, (sim, lex, fused))| {
-                let relevance = if max_fused > 0.0 { fused / max_fused } else { 0.0 };
+            .enumerate()
+            .map(|(i, s)| {
+                let (sim, lex) = calibrated[i];
+                let relevance = if hi > 0.0 { total[i] / hi } else { 0.0 };
                 let decay = self.decay_factor(s.age_days, s.tier);
                 let importance = self.tier_importance[usize::from(s.tier.min(2))] * s.importance;
                 let (recency, final_score) = match self.formula {
@@ -197,18 +271,21 @@ impl Scoring {
                         let r = self.floored_recency(s.age_days, s.tier);
                         (r, relevance.powf(self.sharpness) * r * importance)
                     }
-                    Formula::Seed => (decay, fused * decay * importance),
+                    Formula::Seed => (decay, fused[i] * decay * importance),
                     Formula::Weighted => {
                         let freq = (1.0 + s.access_count as f32).ln() / (1.0 + 100f32).ln();
-                        (decay, 0.55 * fused + 0.25 * decay + 0.20 * freq.min(1.0))
+                        (decay, 0.55 * fused[i] + 0.25 * decay + 0.20 * freq.min(1.0))
                     }
+                    Formula::Lexical => (1.0, s.bm25),
+                    Formula::Dense => (1.0, s.cosine),
                 };
                 Explanation {
                     bm25: s.bm25,
                     cosine: s.cosine,
                     sim,
                     lex,
-                    fused,
+                    fused: fused[i],
+                    context: context[i],
                     relevance,
                     age_days: s.age_days,
                     recency,
@@ -232,7 +309,15 @@ mod tests {
     use super::*;
 
     fn sig(bm25: f32, cosine: f32, age_days: f32) -> Signals {
-        Signals { bm25, cosine, age_days, tier: 0, importance: 1.0, access_count: 0 }
+        Signals {
+            bm25,
+            cosine,
+            age_days,
+            tier: 0,
+            importance: 1.0,
+            access_count: 0,
+            neighbours: [None, None],
+        }
     }
 
     #[test]

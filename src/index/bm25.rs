@@ -6,8 +6,18 @@
 use super::terms::terms;
 use super::FastMap as HashMap;
 
-/// A query's distinct terms, sorted.
+/// A query's distinct terms, sorted, without function words (`stopwords`) unless the query
+/// has nothing else.
 pub fn query_terms(query: &str) -> Vec<String> {
+    let mut t = all_query_terms(query);
+    if t.iter().any(|w| !super::stopwords::is_stopword(w)) {
+        t.retain(|w| !super::stopwords::is_stopword(w));
+    }
+    t
+}
+
+/// A query's distinct terms, sorted, function words included.
+pub fn all_query_terms(query: &str) -> Vec<String> {
     let mut t = terms(query);
     t.sort();
     t.dedup();
@@ -166,14 +176,24 @@ impl Bm25 {
     /// Scores are accumulated first and `keep` is asked only in score order, until `k`
     /// documents pass, so a filter costs per candidate rather than per posting.
     pub fn search(&self, query: &str, k: usize, keep: impl Fn(u64) -> bool) -> Vec<Hit> {
+        self.search_terms(&query_terms(query), k, keep)
+    }
+
+    /// [`Bm25::search`] with the query already split (by [`query_terms`] or
+    /// [`all_query_terms`]).
+    pub fn search_terms(
+        &self,
+        query_terms: &[String],
+        k: usize,
+        keep: impl Fn(u64) -> bool,
+    ) -> Vec<Hit> {
         let n = self.doc_len.len() as f32;
         if n == 0.0 || k == 0 {
             return Vec::new();
         }
         let avgdl = self.total_len as f32 / n;
-        let query_terms = query_terms(query);
         let mut scores: HashMap<u64, f32> = HashMap::default();
-        for term in &query_terms {
+        for term in query_terms {
             let Some(docs) = self.postings.get(term) else { continue };
             for &(id, tf) in docs {
                 let dl = self.doc_len[&id] as f32;
@@ -198,7 +218,7 @@ impl Bm25 {
                     break;
                 }
                 if keep(id) {
-                    out.extend(self.explain_terms(&query_terms, id));
+                    out.extend(self.explain_terms(query_terms, id));
                 }
             }
             start = end;

@@ -197,6 +197,7 @@ function hitView(h, best) {
         ["× importance", x.importance],
         ["cosine", x.cosine],
         ["bm25", x.bm25],
+        ["context", x.context],
         ["age", `${fmt(x.ageDays, 0)} d`],
       ].map(([k, v]) => el("span", {}, `${k} `, el("b", { textContent: typeof v === "number" ? fmt(v) : v }))),
       el("span", {}, ...x.sources.map((s) => el("span", { className: "chip", textContent: s }))),

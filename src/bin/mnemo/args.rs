@@ -138,6 +138,19 @@ pub struct Bench {
     /// Where to write one {"qid","ranked":[ids]} per line
     #[arg(long, value_name = "RUN.jsonl")]
     pub out: PathBuf,
+    /// Scoring formulas to rank with, comma-separated: balanced (the default), seed, weighted,
+    /// lexical (BM25 alone), dense (cosine alone). With several, each writes OUT with
+    /// `.FORMULA` before its extension; items and queries are embedded once.
+    #[arg(long, default_value = "balanced", value_delimiter = ',')]
+    pub formula: Vec<String>,
+    /// Override scoring parameters, comma-separated NAME=VALUE: lexical_weight, recency_floor,
+    /// cosine_floor, sharpness, shadow_cosine, shadow_penalty, context_weight, context_gap_ms
+    #[arg(long, value_name = "NAME=VALUE", value_delimiter = ',')]
+    pub set: Vec<String>,
+    /// Keep the embeddings of items and queries in this directory and reuse them when the
+    /// model and the texts are the same (re-running with another formula skips embedding)
+    #[arg(long, value_name = "DIR")]
+    pub vector_cache: Option<PathBuf>,
     /// How many ids to rank per query (at most 10000)
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=MAX_K))]
     pub k: u64,

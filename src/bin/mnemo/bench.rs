@@ -5,6 +5,7 @@ use std::io::Write;
 use std::time::Instant;
 
 use mnemo::engine::WritePolicy;
+use mnemo::engine::{Formula, Scoring};
 use mnemo::record::Episode;
 use mnemo::store::MemoryStore;
 use mnemo::{Config, Embedder, Engine, Query, Remembered, Role};
@@ -35,15 +36,52 @@ fn embed_all(
     Ok(out)
 }
 
+/// [`embed_all`] through a cache directory: one file per (model, role, texts), named by their
+/// SHA-256, holding the vectors as little-endian f32s.
+fn cached(
+    dir: Option<&std::path::Path>,
+    e: &mut dyn Embedder,
+    lines: &[Line],
+    role: Role,
+    what: &str,
+) -> Result<Vec<Vec<f32>>, String> {
+    let Some(dir) = dir else { return embed_all(e, lines, role, what) };
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(format!("{}\0{role:?}\0", e.model_id()));
+    for l in lines {
+        h.update(l.text.as_bytes());
+        h.update([0]);
+    }
+    let name: String = h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect();
+    let path = dir.join(format!("{name}.f32"));
+    let dim = e.dim();
+    if let Ok(bytes) = std::fs::read(&path) {
+        if bytes.len() == lines.len() * dim * 4 {
+            eprintln!("  {what}: vectors from {}", path.display());
+            let floats: Vec<f32> = bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            return Ok(floats.chunks(dim).map(<[f32]>::to_vec).collect());
+        }
+    }
+    let vecs = embed_all(e, lines, role, what)?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let bytes: Vec<u8> = vecs.iter().flatten().flat_map(|f| f.to_le_bytes()).collect();
+    std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(vecs)
+}
+
 pub fn run(g: &Globals, a: &args::Bench) -> Result<(), String> {
     let items = read_jsonl(&a.items, "id")?;
     let queries = read_jsonl(&a.queries, "qid")?;
-    let out_path = a.out.display();
     let k = a.k as usize;
     eprintln!("mnemo bench: {} items, {} queries, k={k}", items.len(), queries.len());
     let mut embedder = crate::load(&g.model_dir())?;
-    let item_vecs = embed_all(&mut embedder, &items, Role::Passage, "items")?;
-    let query_vecs = embed_all(&mut embedder, &queries, Role::Query, "queries")?;
+    let cache = a.vector_cache.as_deref();
+    let item_vecs = cached(cache, &mut embedder, &items, Role::Passage, "items")?;
+    let query_vecs = cached(cache, &mut embedder, &queries, Role::Query, "queries")?;
     let config = Config {
         vector_model: embedder.model_id().to_string(),
         dim: embedder.dim(),
@@ -68,28 +106,72 @@ pub fn run(g: &Globals, a: &args::Bench) -> Result<(), String> {
     }
     engine.maintain(true).map_err(|e| e.to_string())?;
     eprintln!("  ingested in {:.2}s (embedding excluded)", t.elapsed().as_secs_f64());
-    let mut out = std::fs::File::create(&a.out).map_err(|e| format!("{out_path}: {e}"))?;
     let t = Instant::now();
-    for (q, v) in queries.iter().zip(&query_vecs) {
-        let mut query = Query::new(q.text.clone(), k);
-        query.vector = Some(v.clone());
-        query.touch = false;
-        let ranked: Vec<&str> = match engine.recall(&q.ns, &query, q.ts) {
-            Ok(r) => r
-                .hits
-                .iter()
-                .filter_map(|h| ids.get(&(q.ns.clone(), h.episode.id)).map(String::as_str))
-                .collect(),
-            Err(e) if e.code() == "UNKNOWN_NAMESPACE" => Vec::new(),
-            Err(e) => return Err(format!("query {}: {e}", q.id)),
-        };
-        let line = serde_json::json!({ "qid": q.id, "ranked": ranked });
-        writeln!(out, "{line}").map_err(|e| format!("{out_path}: {e}"))?;
+    let formulas: Vec<Formula> = a
+        .formula
+        .iter()
+        .map(|f| {
+            Formula::parse(f.trim()).ok_or_else(|| {
+                format!("unknown formula {f:?}: use balanced, seed, weighted, lexical or dense")
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    for (name, formula) in a.formula.iter().zip(formulas) {
+        let path = if a.formula.len() == 1 { a.out.clone() } else { suffixed(&a.out, name) };
+        let shown = path.display();
+        let mut out = std::fs::File::create(&path).map_err(|e| format!("{shown}: {e}"))?;
+        let mut scoring = Scoring { formula, ..Scoring::default() };
+        for kv in &a.set {
+            set(&mut scoring, kv)?;
+        }
+        for (q, v) in queries.iter().zip(&query_vecs) {
+            let mut query = Query::new(q.text.clone(), k);
+            query.vector = Some(v.clone());
+            query.touch = false;
+            query.scoring = Some(scoring.clone());
+            let ranked: Vec<&str> = match engine.recall(&q.ns, &query, q.ts) {
+                Ok(r) => r
+                    .hits
+                    .iter()
+                    .filter_map(|h| ids.get(&(q.ns.clone(), h.episode.id)).map(String::as_str))
+                    .collect(),
+                Err(e) if e.code() == "UNKNOWN_NAMESPACE" => Vec::new(),
+                Err(e) => return Err(format!("query {}: {e}", q.id)),
+            };
+            let line = serde_json::json!({ "qid": q.id, "ranked": ranked });
+            writeln!(out, "{line}").map_err(|e| format!("{shown}: {e}"))?;
+        }
     }
     eprintln!(
-        "  answered {} queries in {:.2}s (query embedding excluded)",
+        "  answered {} queries × {} formulas in {:.2}s (query embedding excluded)",
         queries.len(),
+        a.formula.len(),
         t.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// `run.jsonl` + `dense` → `run.dense.jsonl`.
+fn suffixed(path: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let ext = path.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+    path.with_file_name(format!("{stem}.{name}{ext}"))
+}
+
+/// Applies one `NAME=VALUE` override of `--set`.
+fn set(s: &mut Scoring, kv: &str) -> Result<(), String> {
+    let (name, value) = kv.split_once('=').ok_or_else(|| format!("--set {kv}: use NAME=VALUE"))?;
+    let v: f64 = value.trim().parse().map_err(|_| format!("--set {kv}: VALUE is not a number"))?;
+    match name.trim() {
+        "lexical_weight" => s.lexical_weight = v as f32,
+        "recency_floor" => s.recency_floor = v as f32,
+        "cosine_floor" => s.cosine_floor = v as f32,
+        "sharpness" => s.sharpness = v as f32,
+        "shadow_cosine" => s.shadow_cosine = v as f32,
+        "shadow_penalty" => s.shadow_penalty = v as f32,
+        "context_weight" => s.context_weight = v as f32,
+        "context_gap_ms" => s.context_gap_ms = v as i64,
+        other => return Err(format!("--set: no scoring parameter {other:?}")),
+    }
     Ok(())
 }
