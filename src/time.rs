@@ -235,7 +235,25 @@ const RELATIVE: &[(&str, char, i64)] = &[
     ("mes passado", 'm', -1),
 ];
 
-const MONTH_CUES: &[&str] = &["in", "during", "a", "ad", "im", "en", "em", "di", "de", "del"];
+const MONTH_CUES: &[&str] =
+    &["in", "during", "of", "a", "ad", "im", "en", "em", "di", "de", "del", "du", "do"];
+
+/// Weekday names, Monday first, folded (no diacritics), in the six languages.
+const WEEKDAYS: [&[&str]; 7] = [
+    &["monday", "lunedi", "montag", "lundi", "lunes", "segunda"],
+    &["tuesday", "martedi", "dienstag", "mardi", "martes", "terca"],
+    &["wednesday", "mercoledi", "mittwoch", "mercredi", "miercoles", "quarta"],
+    &["thursday", "giovedi", "donnerstag", "jeudi", "jueves", "quinta"],
+    &["friday", "venerdi", "freitag", "vendredi", "viernes", "sexta"],
+    &["saturday", "sabato", "samstag", "samedi", "sabado"],
+    &["sunday", "domenica", "sonntag", "dimanche", "domingo"],
+];
+
+/// Small numbers written as words ("two months ago").
+const NUMBER_WORDS: &[&str] = &[
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve",
+];
 const BEFORE: &[&str] = &[
     "before",
     "prima della",
@@ -370,10 +388,20 @@ pub fn parse_query_time(query: &str, now: i64) -> Option<TimeExpr> {
         if let Some((n, unit, off)) = best {
             return Some(mk(TimeRef::Window(window_for(unit, off, now)), i, i + n - 1));
         }
-        // "3 days ago", "2 weeks ago", "last 10 days".
+        // "3 days ago", "two weeks ago", "last 10 days", "2 months ago" (that calendar month).
         // At most 10,000 years back, so `days × DAY` stays far inside i64.
-        if let Some(n) = folded[i].parse::<i64>().ok().filter(|n| (0..=120_000).contains(n)) {
+        let number = folded[i]
+            .parse::<i64>()
+            .ok()
+            .or_else(|| NUMBER_WORDS.iter().position(|n| *n == folded[i]).map(|n| n as i64));
+        if let Some(n) = number.filter(|n| (0..=120_000).contains(n)) {
             let unit = folded.get(i + 1).copied().unwrap_or("");
+            if unit.trim_end_matches('s') == "month" && folded.get(i + 2) == Some(&"ago") {
+                let (y, m, _) = civil_from_days(now.div_euclid(DAY));
+                let back = i64::from(m) - 1 - n;
+                let (y, m) = (y + back.div_euclid(12), back.rem_euclid(12) as u32 + 1);
+                return Some(mk(TimeRef::Window(month_window(y, m)), i, i + 2));
+            }
             let days = match unit.trim_end_matches('s') {
                 "day" => n,
                 "week" => 7 * n,
@@ -405,6 +433,29 @@ pub fn parse_query_time(query: &str, now: i64) -> Option<TimeExpr> {
             let m = m as u32 + 1;
             let y = if m > cur { y - 1 } else { y };
             return Some(mk(TimeRef::Window(month_window(y, m)), i - 1, i));
+        }
+    }
+    // "last Friday", "venerdì scorso", "letzten Freitag", "el viernes pasado", "vendredi
+    // dernier", "sexta passada": the latest such day before today. A bare weekday ("may I
+    // deploy on Friday?") may be in the future and is left alone.
+    for i in 0..w.len() {
+        if let Some(d) = WEEKDAYS.iter().position(|names| names.contains(&folded[i])) {
+            let before =
+                i > 0 && matches!(folded[i - 1], "last" | "past" | "letzten" | "vergangenen");
+            let after = matches!(
+                folded.get(i + 1).copied(),
+                Some("scorso" | "scorsa" | "pasado" | "dernier" | "passada" | "passado")
+            );
+            if !(before || after) {
+                continue;
+            }
+            let today = now.div_euclid(DAY);
+            // 1970-01-01 was a Thursday: Monday-based weekday = (days + 3) mod 7.
+            let back = ((today + 3).rem_euclid(7) - d as i64 - 1).rem_euclid(7) + 1;
+            let day = today - back;
+            let win = Window { from: day * DAY, to: (day + 1) * DAY };
+            let (a, b) = if before { (i - 1, i) } else { (i, i + 1) };
+            return Some(mk(TimeRef::Window(win), a, b));
         }
     }
     // "before the migration", "dopo il rilascio".
@@ -457,6 +508,29 @@ mod tests {
             let (y, m, dd) = civil_from_days(d);
             assert_eq!(days_from_civil(y, m, dd), d);
         }
+    }
+
+    #[test]
+    fn weekdays_months_ago_and_month_ends() {
+        // 2024-11-20 is a Wednesday.
+        let now = "2024-11-20T15:00:00Z";
+        let day = |d: &str| (d.to_string(), d.to_string());
+        for (q, want) in [
+            ("what did Acme ask on the call last Friday", day("2024-11-15")),
+            ("cosa è successo mercoledì scorso", day("2024-11-13")),
+            ("was war letzten Dienstag", day("2024-11-19")),
+            ("qué pasó el lunes pasado", day("2024-11-18")),
+        ] {
+            let (from, to, _) = window(q, now);
+            assert_eq!((from, to), want, "{q}");
+        }
+        let (from, to, rest) = window("who did we interview two months ago", now);
+        assert_eq!((from.as_str(), to.as_str()), ("2024-09-01", "2024-09-30"));
+        assert_eq!(rest.trim(), "who did we interview");
+        let (from, to, _) = window("the outage at the end of October", now);
+        assert_eq!((from.as_str(), to.as_str()), ("2024-10-01", "2024-10-31"));
+        let (from, _, _) = window("what happened 11 months ago", now);
+        assert_eq!(from, "2023-12-01");
     }
 
     #[test]

@@ -24,7 +24,10 @@ fn embed(e: &mut BertEmbedder, lines: &[Line], role: Role) -> Result<Vec<Vec<f32
 }
 
 pub fn run(opts: &Opts, a: &args::Bench) -> Result<(), String> {
-    let (k, out_path) = (a.k as usize, a.out.display());
+    if a.vector_cache.is_some() {
+        return Err("mnemo-host bench embeds every time: --vector-cache is mnemo bench's".into());
+    }
+    let k = a.k as usize;
     let items = read_jsonl(&a.items, "id")?;
     let queries = read_jsonl(&a.queries, "qid")?;
     let dir = crate::model_dir(opts);
@@ -56,27 +59,41 @@ pub fn run(opts: &Opts, a: &args::Bench) -> Result<(), String> {
     }
     m.call(|g, s| g.call_maintain(s, true))?;
     eprintln!("  ingested in {:.2}s (embedding excluded)", t.elapsed().as_secs_f64());
-    let mut out = std::fs::File::create(&a.out).map_err(|e| format!("{out_path}: {e}"))?;
     let t = Instant::now();
-    for (q, v) in queries.iter().zip(&query_vecs) {
-        let query = json!({"text": q.text, "k": k, "touch": false});
-        let ranked: Vec<String> = match m
-            .call(|g, s| g.call_recall(s, &q.ns, &query.to_string(), q.ts, Some(v)))
-        {
-            Ok(r) => {
-                let r: Value = serde_json::from_str(&r).map_err(|e| e.to_string())?;
-                r["hits"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|h| ids.get(&(q.ns.clone(), h["episode"]["id"].as_u64()?)).cloned())
-                    .collect()
-            }
-            Err(e) if e.contains("UNKNOWN_NAMESPACE") => Vec::new(),
-            Err(e) => return Err(format!("query {}: {e}", q.id)),
-        };
-        writeln!(out, "{}", json!({ "qid": q.id, "ranked": ranked }))
-            .map_err(|e| format!("{out_path}: {e}"))?;
+    let mut overrides = serde_json::Map::new();
+    for kv in &a.set {
+        let (name, value) =
+            kv.split_once('=').ok_or_else(|| format!("--set {kv}: use NAME=VALUE"))?;
+        let v: f64 =
+            value.trim().parse().map_err(|_| format!("--set {kv}: VALUE is not a number"))?;
+        overrides.insert(name.trim().to_string(), json!(v));
+    }
+    for formula in &a.formula {
+        let path = a.out_for(formula);
+        let out_path = path.display();
+        let mut out = std::fs::File::create(&path).map_err(|e| format!("{out_path}: {e}"))?;
+        for (q, v) in queries.iter().zip(&query_vecs) {
+            let query = json!({"text": q.text, "k": k, "touch": false, "formula": formula,
+            "scoring": overrides});
+            let ranked: Vec<String> =
+                match m.call(|g, s| g.call_recall(s, &q.ns, &query.to_string(), q.ts, Some(v))) {
+                    Ok(r) => {
+                        let r: Value = serde_json::from_str(&r).map_err(|e| e.to_string())?;
+                        r["hits"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|h| {
+                                ids.get(&(q.ns.clone(), h["episode"]["id"].as_u64()?)).cloned()
+                            })
+                            .collect()
+                    }
+                    Err(e) if e.contains("UNKNOWN_NAMESPACE") => Vec::new(),
+                    Err(e) => return Err(format!("query {}: {e}", q.id)),
+                };
+            writeln!(out, "{}", json!({ "qid": q.id, "ranked": ranked }))
+                .map_err(|e| format!("{out_path}: {e}"))?;
+        }
     }
     eprintln!(
         "  answered {} queries in {:.2}s (query embedding excluded)",

@@ -78,6 +78,8 @@ export interface Explanation {
   cosine: number;
   sim: number;
   lex: number;
+  /** w: BM25's weight for this query, lexicalWeight × min(1, coverage / 0.5), coverage being the best candidate's share of the query's IDF mass. */
+  lexicalWeight: number;
   /** (1 − w)·sim + w·lex. */
   fused: number;
   /** What the conversation around it added: 0.4 × the better neighbour's fused score (the episode just before or after, within 30 minutes). */

@@ -111,7 +111,7 @@ impl<S: KvStore> Engine<S> {
     }
 
     /// [`Engine::recall`] from a JSON query (`text`, `k`, `filter`, `touch`,
-    /// `timeExpressions`); returns `{hits: [{episode, explanation}], window, windowDropped}`.
+    /// `timeExpressions`, `formula`, `scoring`: see [`scoring`]); returns `{hits: [{episode, explanation}], window, windowDropped}`.
     pub fn recall_json(
         &mut self,
         ns: &str,
@@ -129,6 +129,7 @@ impl<S: KvStore> Engine<S> {
         query.touch = q.get("touch").and_then(Value::as_bool).unwrap_or(true);
         query.time_expressions = q.get("timeExpressions").and_then(Value::as_bool).unwrap_or(true);
         query.vector = vector;
+        query.scoring = scoring(&q, &self.config.scoring)?;
         let r = self.recall(ns, &query, now)?;
         let hits: Vec<Value> = r
             .hits
@@ -214,4 +215,34 @@ impl<S: KvStore> Engine<S> {
             }),
         }))
     }
+}
+
+/// A query's own scoring, when it names one: `formula` (`balanced`, `seed`, `weighted`,
+/// `lexical` for BM25 alone, `dense` for the cosine alone) and `scoring`, an object of
+/// parameter overrides by [`Scoring::set`] name (`{"recency_floor": 1}`).
+fn scoring(q: &Value, default: &crate::engine::Scoring) -> Result<Option<crate::engine::Scoring>> {
+    if q.get("formula").is_none() && q.get("scoring").is_none() {
+        return Ok(None);
+    }
+    let mut s = default.clone();
+    if let Some(f) = q.get("formula") {
+        let name = f.as_str().unwrap_or_default();
+        s.formula = crate::engine::Formula::parse(name).ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "unknown formula {f}: use balanced, seed, weighted, lexical or dense"
+            ))
+        })?;
+    }
+    if let Some(o) = q.get("scoring") {
+        let o = o.as_object().ok_or_else(|| {
+            Error::InvalidInput("\"scoring\" is an object of parameter: number".into())
+        })?;
+        for (k, v) in o {
+            let v = v.as_f64().or_else(|| v.as_bool().map(f64::from)).ok_or_else(|| {
+                Error::InvalidInput(format!("scoring parameter {k} needs a number"))
+            })?;
+            s.set(k, v)?;
+        }
+    }
+    Ok(Some(s))
 }

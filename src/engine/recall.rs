@@ -202,6 +202,12 @@ impl<S: KvStore> Engine<S> {
             cands = candidates(space, &qterms, &qv, &filter, query.k, gap);
             window_dropped = true;
         }
+        // A query that names its time ("in March", "last week") is answered inside that window:
+        // there, how old a memory is says nothing about whether it is the one asked for.
+        let mut scoring = scoring;
+        if time.is_some() && !window_dropped && scoring.formula == super::score::Formula::Balanced {
+            scoring.recency_floor = 1.0;
+        }
         let hits = rescore(space, &scoring, &qterms, &qv, cands, now, query.k, gap)?;
         let mut retrieval_id = None;
         if query.touch && !hits.is_empty() {
@@ -355,6 +361,7 @@ fn rescore(
     k: usize,
     context_gap: Option<i64>,
 ) -> Result<Vec<Hit>> {
+    let mass: f32 = qterms.iter().map(|t| space.bm25.idf(t)).sum();
     let mut rows: Vec<(&Hot, Vec<&'static str>, Signals)> = cands
         .into_iter()
         .filter_map(|(id, sources)| {
@@ -366,6 +373,7 @@ fn rescore(
                 tier: e.tier,
                 importance: e.importance,
                 access_count: e.access_count,
+                coverage: if mass > 0.0 { space.bm25.matched_idf(qterms, id) / mass } else { 0.0 },
                 neighbours: [None, None],
             };
             Some((e, sources, signals))

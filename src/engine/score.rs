@@ -5,11 +5,15 @@
 //! and because a fusion that trusts one retriever's scale loses what the other found.
 //! Balanced
 //!
+//! 0. weighs BM25 by how much of the query it can see: `w = 0.3 × min(1, coverage / 0.5)`,
+//!    where coverage is the best candidate's share of the query's IDF mass (the summed IDF of
+//!    its terms) — a paraphrase or a question in another language, whose words mostly occur
+//!    nowhere, leans on the cosine;
 //! 1. calibrates the cosine against the model's floor of unrelated text
 //!    (`sim = (cos − floor)/(1 − floor)`, E5 floor 0.70), and BM25 against the best BM25 score
 //!    among the candidates (`lex = bm25 / max bm25`);
-//! 2. fuses them by weight (`fused = (1 − w)·sim + w·lex`, `w` = 0.3 when any candidate matched
-//!    lexically) — scores, not ranks: reciprocal-rank fusion lost to the better single retriever
+//! 2. fuses them by weight (`fused = (1 − w)·sim + w·lex`, `w` from step 0, 0 when no candidate
+//!    matched lexically) — scores, not ranks: reciprocal-rank fusion lost to the better single retriever
 //!    on the quality sets and to this fusion on LoCoMo;
 //! 3. adds the conversation around it (`context = 0.4 × fused of the better neighbour`, the
 //!    episode just before or after it within 30 minutes): in a dialogue the answer often sits
@@ -18,7 +22,8 @@
 //!    on relevance relative to this query;
 //! 5. floors the decay: `recency = floor + (1 − floor)·exp(−λ·days)` with floor 0.75, so recency
 //!    reorders candidates of similar relevance (Node 22 over Node 18) but cannot bury an
-//!    exactly relevant old memory (the March invoice) under a weaker fresh one;
+//!    exactly relevant old memory (the March invoice) under a weaker fresh one; a query that
+//!    names its time ("in March", "last week") is answered inside that window with no decay;
 //! 6. shadows what a newer memory restates: among the best candidates, one that a newer, at
 //!    least as important and similarly relevant candidate repeats (episode cosine ≥ 0.95) is
 //!    likely stale and its score is multiplied by 0.3.
@@ -103,10 +108,18 @@ pub struct Scoring {
     /// Two episodes created at most this far apart (ms) with nothing between them are
     /// neighbours: turns of one conversation, steps of one task.
     pub context_gap_ms: i64,
+    /// The share of the query's IDF mass a candidate must match for BM25 to get its full
+    /// `lexical_weight` (less scales it down; 0 always gives it the full weight).
+    pub full_coverage: f32,
+    /// Exponent on `coverage / full_coverage`: above 1, a partial match counts for less.
+    pub coverage_power: f32,
     /// Drop function words ("the", "did", "della": `index::stopwords`) from the query before
     /// BM25 scores it.
     pub skip_function_words: bool,
 }
+
+/// Default [`Scoring::full_coverage`].
+pub const FULL_COVERAGE: f32 = 0.5;
 
 /// λ of procedural rules (they do not decay).
 pub const LAMBDA_PROCEDURAL: f32 = 0.0;
@@ -129,6 +142,8 @@ impl Default for Scoring {
             context_weight: 0.4,
             context_gap_ms: 30 * 60 * 1000,
             skip_function_words: true,
+            full_coverage: FULL_COVERAGE,
+            coverage_power: 1.0,
         }
     }
 }
@@ -143,6 +158,7 @@ impl Scoring {
             shadow_penalty: 0.5,
             context_weight: 0.0,
             skip_function_words: false,
+            full_coverage: 0.0,
             ..Self::default()
         }
     }
@@ -160,6 +176,8 @@ pub struct Explanation {
     pub sim: f32,
     /// BM25 relative to the best candidate's.
     pub lex: f32,
+    /// `w`, BM25's weight for this query ([`Scoring::lexical_weight_for`]).
+    pub lexical_weight: f32,
     /// The fused similarity `(1 − w)·sim + w·lex`.
     pub fused: f32,
     /// What the conversation around it added (balanced formula): `context_weight` × the best
@@ -209,6 +227,8 @@ pub struct Signals {
     pub importance: f32,
     /// Recalls so far.
     pub access_count: u32,
+    /// Share of the query's IDF mass (its terms' summed IDF) that this candidate matches.
+    pub coverage: f32,
     /// Indices (in the same candidate list) of the episodes just before and after this one in
     /// the same conversation: created within [`Scoring::context_gap_ms`] of it.
     pub neighbours: [Option<u32>; 2],
@@ -226,6 +246,47 @@ impl Scoring {
         }
     }
 
+    /// Sets one parameter by name (`lexical_weight`, `recency_floor`, `cosine_floor`,
+    /// `sharpness`, `shadow_cosine`, `shadow_penalty`, `context_weight`, `context_gap_ms`,
+    /// `full_coverage`, `skip_function_words` as 0 or 1), for benchmarks and tuning.
+    pub fn set(&mut self, name: &str, v: f64) -> crate::Result<()> {
+        match name {
+            "lexical_weight" => self.lexical_weight = v as f32,
+            "recency_floor" => self.recency_floor = v as f32,
+            "cosine_floor" => self.cosine_floor = v as f32,
+            "sharpness" => self.sharpness = v as f32,
+            "shadow_cosine" => self.shadow_cosine = v as f32,
+            "shadow_penalty" => self.shadow_penalty = v as f32,
+            "context_weight" => self.context_weight = v as f32,
+            "context_gap_ms" => self.context_gap_ms = v as i64,
+            "full_coverage" => self.full_coverage = v as f32,
+            "coverage_power" => self.coverage_power = v as f32,
+            "skip_function_words" => self.skip_function_words = v != 0.0,
+            other => {
+                return Err(crate::Error::InvalidInput(format!(
+                    "no scoring parameter {other:?}: use lexical_weight, recency_floor, \
+                     cosine_floor, sharpness, shadow_cosine, shadow_penalty, context_weight, \
+                     context_gap_ms, full_coverage or skip_function_words"
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// BM25's weight in the fused similarity: `lexical_weight × min(1, coverage / full_coverage)`
+    /// where `coverage` is the best candidate's share of the query's IDF mass — a query whose
+    /// words mostly occur nowhere (another language, a paraphrase) leans on the cosine; 0 when
+    /// nothing matched lexically.
+    pub fn lexical_weight_for(&self, max_bm25: f32, coverage: f32) -> f32 {
+        if max_bm25 <= 0.0 {
+            0.0
+        } else if self.full_coverage > 0.0 {
+            self.lexical_weight * (coverage / self.full_coverage).min(1.0).powf(self.coverage_power)
+        } else {
+            self.lexical_weight
+        }
+    }
+
     /// The balanced formula's recency for `days` at tier `tier`: `floor + (1 − floor) · decay`,
     /// so decay reorders relevant memories without burying old ones.
     pub fn floored_recency(&self, days: f32, tier: u8) -> f32 {
@@ -236,7 +297,8 @@ impl Scoring {
     /// relative to them).
     pub fn explain(&self, signals: &[Signals]) -> Vec<Explanation> {
         let max_bm25 = signals.iter().map(|s| s.bm25).fold(0f32, f32::max);
-        let w = if max_bm25 > 0.0 { self.lexical_weight } else { 0.0 };
+        let coverage = signals.iter().map(|s| s.coverage).fold(0f32, f32::max);
+        let w = self.lexical_weight_for(max_bm25, coverage);
         let floor = self.cosine_floor;
         let calibrated: Vec<(f32, f32)> = signals
             .iter()
@@ -280,6 +342,7 @@ impl Scoring {
                     Formula::Dense => (1.0, s.cosine),
                 };
                 Explanation {
+                    lexical_weight: w,
                     bm25: s.bm25,
                     cosine: s.cosine,
                     sim,
@@ -316,6 +379,7 @@ mod tests {
             tier: 0,
             importance: 1.0,
             access_count: 0,
+            coverage: if bm25 > 0.0 { 1.0 } else { 0.0 },
             neighbours: [None, None],
         }
     }

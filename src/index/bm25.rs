@@ -135,6 +135,22 @@ impl Bm25 {
         (idf, idf * tf * (self.k1 + 1.0) / (tf + self.k1 * (1.0 - self.b + self.b * dl / avgdl)))
     }
 
+    /// A term's inverse document frequency (a term in no document gets the highest).
+    pub fn idf(&self, term: &str) -> f32 {
+        let n = self.doc_len.len() as f32;
+        let df = self.postings.get(term).map_or(0, Vec::len) as f32;
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+    }
+
+    /// The IDF of the query terms that occur in document `id`, summed.
+    pub fn matched_idf(&self, query_terms: &[String], id: u64) -> f32 {
+        query_terms
+            .iter()
+            .filter(|t| self.postings.get(*t).is_some_and(|d| tf_of(d, id).is_some()))
+            .map(|t| self.idf(t))
+            .sum()
+    }
+
     /// The score of one document for `query`, explained (`None` when it is not indexed).
     pub fn explain(&self, query: &str, id: u64) -> Option<Hit> {
         self.explain_terms(&query_terms(query), id)

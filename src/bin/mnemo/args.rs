@@ -371,3 +371,20 @@ pub fn parse<C: clap::Parser>(prog: &str) -> Result<C, ExitCode> {
         ExitCode::FAILURE
     })
 }
+
+impl Bench {
+    /// Where `formula`'s ranking goes: `--out` itself for one formula, else `run.jsonl` +
+    /// `dense` → `run.dense.jsonl`.
+    pub fn out_for(&self, formula: &str) -> PathBuf {
+        if self.formula.len() == 1 {
+            return self.out.clone();
+        }
+        let stem = self.out.file_stem().map(|s| s.to_string_lossy().into_owned());
+        let ext = self.out.extension().map(|e| format!(".{}", e.to_string_lossy()));
+        self.out.with_file_name(format!(
+            "{}.{formula}{}",
+            stem.unwrap_or_default(),
+            ext.unwrap_or_default()
+        ))
+    }
+}

@@ -117,7 +117,7 @@ pub fn run(g: &Globals, a: &args::Bench) -> Result<(), String> {
         })
         .collect::<Result<_, _>>()?;
     for (name, formula) in a.formula.iter().zip(formulas) {
-        let path = if a.formula.len() == 1 { a.out.clone() } else { suffixed(&a.out, name) };
+        let path = a.out_for(name);
         let shown = path.display();
         let mut out = std::fs::File::create(&path).map_err(|e| format!("{shown}: {e}"))?;
         let mut scoring = Scoring { formula, ..Scoring::default() };
@@ -151,27 +151,9 @@ pub fn run(g: &Globals, a: &args::Bench) -> Result<(), String> {
     Ok(())
 }
 
-/// `run.jsonl` + `dense` → `run.dense.jsonl`.
-fn suffixed(path: &std::path::Path, name: &str) -> std::path::PathBuf {
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let ext = path.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
-    path.with_file_name(format!("{stem}.{name}{ext}"))
-}
-
 /// Applies one `NAME=VALUE` override of `--set`.
 fn set(s: &mut Scoring, kv: &str) -> Result<(), String> {
     let (name, value) = kv.split_once('=').ok_or_else(|| format!("--set {kv}: use NAME=VALUE"))?;
     let v: f64 = value.trim().parse().map_err(|_| format!("--set {kv}: VALUE is not a number"))?;
-    match name.trim() {
-        "lexical_weight" => s.lexical_weight = v as f32,
-        "recency_floor" => s.recency_floor = v as f32,
-        "cosine_floor" => s.cosine_floor = v as f32,
-        "sharpness" => s.sharpness = v as f32,
-        "shadow_cosine" => s.shadow_cosine = v as f32,
-        "shadow_penalty" => s.shadow_penalty = v as f32,
-        "context_weight" => s.context_weight = v as f32,
-        "context_gap_ms" => s.context_gap_ms = v as i64,
-        other => return Err(format!("--set: no scoring parameter {other:?}")),
-    }
-    Ok(())
+    s.set(name.trim(), v).map_err(|e| format!("--set {kv}: {e}"))
 }
