@@ -126,6 +126,10 @@ export interface Query {
   touch?: boolean;
   /** Read "last week", "ieri"… as a window (default true). */
   timeExpressions?: boolean;
+  /** Rank with another formula: "balanced" (default), "seed", "weighted", "lexical" (BM25 alone), "dense" (cosine alone). */
+  formula?: "balanced" | "seed" | "weighted" | "lexical" | "dense";
+  /** Scoring overrides by name, e.g. { recency_floor: 1, context_weight: 0 } (see Scoring::set). */
+  scoring?: Record<string, number | boolean>;
 }
 
 export interface Recall {

@@ -69,6 +69,14 @@ test("engine on NodeFileStorage: remember, recall explained, facts, rules, reope
   assert.equal((await again.factHistory("ana", "language")).length, 1);
   assert.equal((await again.rules("ana", ["active"]))[0].text, "Always delete the lockfile before reinstalling");
   assert.equal((await again.timeline("ana")).length, 3);
+
+  // A query may name its formula: BM25 alone scores by BM25 and nothing else.
+  const lex = await again.recall("ana", { text: q, k: 3, touch: false, formula: "lexical" }, { vector: vec(q) });
+  assert.equal(lex.hits[0].explanation.finalScore, lex.hits[0].explanation.bm25);
+  const flat = await again.recall("ana", { text: q, k: 3, touch: false, scoring: { recency_floor: 1 } }, { vector: vec(q) });
+  assert.ok(flat.hits.every((h) => h.explanation.recency === 1), JSON.stringify(flat.hits[0].explanation));
+  await assert.rejects(again.recall("ana", { text: q, formula: "magic" }, { vector: vec(q) }), (e) => e.code === "INVALID_INPUT");
+  await assert.rejects(again.recall("ana", { text: q, scoring: { nope: 1 } }, { vector: vec(q) }), (e) => e.code === "INVALID_INPUT");
 });
 
 test("a write the storage does not acknowledge is not kept in memory either", async () => {
