@@ -285,6 +285,14 @@ fn neighbours(space: &Space, h: &Hot, gap: i64) -> [Option<u64>; 2] {
     ]
 }
 
+/// One candidate of a recall: which retrievers proposed it, and its neighbours in time when
+/// they were looked up while gathering candidates.
+#[derive(Default)]
+struct Candidate {
+    sources: Vec<&'static str>,
+    near: Option<[Option<u64>; 2]>,
+}
+
 fn candidates(
     space: &Space,
     qterms: &[String],
@@ -292,16 +300,16 @@ fn candidates(
     filter: &Filter,
     k: usize,
     context_gap: Option<i64>,
-) -> HashMap<u64, Vec<&'static str>> {
+) -> HashMap<u64, Candidate> {
     let n = k.saturating_mul(FANOUT).max(MIN_CANDIDATES);
     let whole = filter.needs_episode();
     let keep = |id: u64| {
         space.episodes.hot(id).is_some_and(|h| h.is_live() && filter.matches_hot(h))
             && (!whole || matches!(space.episodes.get(id), Ok(Some(e)) if filter.matches(&e)))
     };
-    let mut out: HashMap<u64, Vec<&'static str>> = HashMap::default();
+    let mut out: HashMap<u64, Candidate> = HashMap::default();
     for h in space.bm25.search_terms(qterms, n, keep) {
-        out.entry(h.id).or_default().push("bm25");
+        out.entry(h.id).or_default().sources.push("bm25");
     }
     // A narrow window is scored exactly over its own episodes; otherwise through the index.
     // A window that ends before it starts (a filter and a time expression that do not meet)
@@ -329,22 +337,24 @@ fn candidates(
         space.vectors.search(qv, n, keep)
     };
     for (id, _) in vector_hits {
-        out.entry(id).or_default().push("vector");
+        out.entry(id).or_default().sources.push("vector");
     }
     let recent = space.by_time.range(..(w.to, 0)).rev().filter(|(_, id)| keep(*id)).take(RECENT);
     for (_, id) in recent {
-        out.entry(*id).or_default().push("recent");
+        out.entry(*id).or_default().sources.push("recent");
     }
     // The turns around each candidate join, so its context can be scored (and so can they).
     if let Some(gap) = context_gap {
         let found: Vec<u64> = out.keys().copied().collect();
         for id in found {
             let Some(h) = space.episodes.hot(id) else { continue };
-            for n in neighbours(space, h, gap).into_iter().flatten() {
+            let near = neighbours(space, h, gap);
+            for n in near.into_iter().flatten() {
                 if !out.contains_key(&n) && keep(n) {
-                    out.insert(n, vec!["context"]);
+                    out.insert(n, Candidate { sources: vec!["context"], near: None });
                 }
             }
+            out.get_mut(&id).expect("found above").near = Some(near);
         }
     }
     out
@@ -356,16 +366,25 @@ fn rescore(
     scoring: &Scoring,
     qterms: &[String],
     qv: &[f32],
-    cands: HashMap<u64, Vec<&'static str>>,
+    cands: HashMap<u64, Candidate>,
     now: i64,
     k: usize,
     context_gap: Option<i64>,
 ) -> Result<Vec<Hit>> {
-    let mass: f32 = qterms.iter().map(|t| space.bm25.idf(t)).sum();
+    let idf: Vec<f32> = qterms.iter().map(|t| space.bm25.idf(t)).collect();
+    let mass: f32 = idf.iter().sum();
+    let mut near: HashMap<u64, [Option<u64>; 2]> = HashMap::default();
     let mut rows: Vec<(&Hot, Vec<&'static str>, Signals)> = cands
         .into_iter()
-        .filter_map(|(id, sources)| {
+        .filter_map(|(id, c)| {
             let e = space.episodes.hot(id)?;
+            near.extend(c.near.map(|n| (id, n)));
+            let matched: f32 = qterms
+                .iter()
+                .zip(&idf)
+                .filter(|(t, _)| space.bm25.contains(t, id))
+                .map(|(_, w)| w)
+                .sum();
             let signals = Signals {
                 bm25: space.bm25.score_terms(qterms, id),
                 cosine: space.vectors.score(id, qv).unwrap_or(0.0),
@@ -373,10 +392,10 @@ fn rescore(
                 tier: e.tier,
                 importance: e.importance,
                 access_count: e.access_count,
-                coverage: if mass > 0.0 { space.bm25.matched_idf(qterms, id) / mass } else { 0.0 },
+                coverage: if mass > 0.0 { matched / mass } else { 0.0 },
                 neighbours: [None, None],
             };
-            Some((e, sources, signals))
+            Some((e, c.sources, signals))
         })
         .collect();
     rows.sort_by_key(|r| r.0.id);
@@ -384,7 +403,8 @@ fn rescore(
         let row_of: HashMap<u64, u32> =
             rows.iter().enumerate().map(|(i, r)| (r.0.id, i as u32)).collect();
         for r in rows.iter_mut() {
-            let [before, after] = neighbours(space, r.0, gap);
+            let [before, after] =
+                near.get(&r.0.id).copied().unwrap_or_else(|| neighbours(space, r.0, gap));
             r.2.neighbours = [
                 before.and_then(|n| row_of.get(&n).copied()),
                 after.and_then(|n| row_of.get(&n).copied()),

@@ -142,13 +142,9 @@ impl Bm25 {
         (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
     }
 
-    /// The IDF of the query terms that occur in document `id`, summed.
-    pub fn matched_idf(&self, query_terms: &[String], id: u64) -> f32 {
-        query_terms
-            .iter()
-            .filter(|t| self.postings.get(*t).is_some_and(|d| tf_of(d, id).is_some()))
-            .map(|t| self.idf(t))
-            .sum()
+    /// True when document `id` holds `term`.
+    pub fn contains(&self, term: &str, id: u64) -> bool {
+        self.postings.get(term).is_some_and(|d| tf_of(d, id).is_some())
     }
 
     /// The score of one document for `query`, explained (`None` when it is not indexed).
