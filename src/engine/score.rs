@@ -14,7 +14,7 @@
 //!    among the candidates (`lex = bm25 / max bm25`);
 //! 2. fuses them by weight (`fused = (1 − w)·sim + w·lex`, `w` from step 0, 0 when no candidate
 //!    matched lexically) — scores, not ranks: reciprocal-rank fusion lost to the better single retriever
-//!    on the quality sets and to this fusion on LoCoMo;
+//!    on the quality sets;
 //! 3. adds the conversation around it (`context = 0.4 × fused of the better neighbour`, the
 //!    episode just before or after it within 30 minutes): in a dialogue the answer often sits
 //!    in the turn after the one that names the topic;
