@@ -13,6 +13,7 @@ pub use error::{Error, Result};
 #[doc(hidden)]
 pub mod bench;
 pub mod bindings;
+pub mod compact;
 pub mod index;
 pub mod learn;
 pub mod record;

@@ -353,6 +353,9 @@ impl learn::Calls for Memory {
     fn report(&mut self, ns: &str) -> Result<String, String> {
         self.call(|g, s| g.call_outcome_report(s, ns))
     }
+    fn stats(&mut self, ns: &str, now: i64) -> Result<String, String> {
+        self.call(|g, s| g.call_stats(s, ns, now))
+    }
 }
 
 /// One component `remember` per JSONL line, then a maintenance pass.

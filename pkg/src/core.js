@@ -235,13 +235,25 @@ export class Mnemo {
   }
 
   /**
-   * The nightly job: consolidate, detect, promote, act on outcomes. With `budget` (work
+   * The nightly job: compact (weekly, monthly), consolidate, detect, promote, evict, act on
+   * outcomes, carry out queued erasures. With `budget` (work
    * units: records read or written) it stops early and the next call continues — call it
    * again until `done` (e.g. from a Durable Object alarm).
    */
   nightly(ns, { now, budget } = {}) {
     const at = now ?? this.#clock();
     return this.#run(ns, (e) => parse(e.nightly(ns, at, budget ?? -1)));
+  }
+
+  /** The reports of the last finished nightly runs, oldest first. */
+  nightlyLog(ns) {
+    return this.#run(ns, (e) => parse(e.nightlyLog(ns)));
+  }
+
+  /** Counts per tier and status, retrievable vs cold, and bytes: `{episodes, retrievable, cold, tiers, statuses, bytes}`. */
+  stats(ns, { now } = {}) {
+    const at = now ?? this.#clock();
+    return this.#run(ns, (e) => parse(e.stats(ns, at)));
   }
 
   /** The recency factor of the default scoring for `ageDays` at `tier` (decay, floored). */

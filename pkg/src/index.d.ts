@@ -46,6 +46,10 @@ export interface EpisodeInput {
   surprise?: boolean;
   tier?: 0 | 1 | 2;
   refId?: string;
+  /** A task memory: when it stops being recalled (ms or ISO-8601). */
+  expiresAt?: number | string;
+  /** A task memory: its time to live from `createdAt`, ms (instead of `expiresAt`). */
+  ttlMs?: number;
 }
 
 export interface Episode {
@@ -70,6 +74,42 @@ export interface Episode {
   importance: number;
   surprise: boolean;
   tags: string[];
+  /** When a task memory expires (ms; 0: never). */
+  expiresAt: number;
+  /** For a compaction summary: the ids it summarises (its evidence index). */
+  evidence: number[];
+  /** For an episode consolidation evicted from recall: the rule that represents it (0: none). */
+  representedBy: number;
+}
+
+/** The structure of a compaction summary (JSON in a summary episode's `compactSummary`). */
+export interface Summary {
+  tier: 1 | 2;
+  period: string;
+  agent: string;
+  contact: string;
+  episodes: number;
+  goal: string[];
+  decisions: string[];
+  lessons: string[];
+  openIssues: string[];
+  nextSteps: string[];
+  notes: string[];
+  routine: [string, number][];
+  mentions: string[];
+  omitted: number;
+  evidence: number[];
+  writtenBy: "extractive" | "llm";
+}
+
+/** Counts of a namespace (integers). */
+export interface Stats {
+  episodes: number;
+  retrievable: number;
+  cold: number;
+  tiers: { raw: number; weekly: number; monthly: number };
+  statuses: { raw: number; active: number; superseded: number; rejected: number };
+  bytes: number;
 }
 
 /** Why a hit scored what it did: finalScore = relevance × recency × importance (× shadowing). */
@@ -90,7 +130,7 @@ export interface Explanation {
   recency: number;
   importance: number;
   finalScore: number;
-  sources: ("bm25" | "vector" | "recent" | "context")[];
+  sources: ("bm25" | "vector" | "recent" | "context" | "cold")[];
   terms: [string, number][];
   shadowedBy: number | null;
   /** 0.5 when outcome tracking found the episode harmful (it multiplied finalScore). */
@@ -126,6 +166,8 @@ export interface Query {
   touch?: boolean;
   /** Read "last week", "ieri"… as a window (default true). */
   timeExpressions?: boolean;
+  /** Also search cold records: compacted sources and episodes a rule represents (default false). */
+  includeCold?: boolean;
   /** Rank with another formula: "balanced" (default), "seed", "weighted", "lexical" (BM25 alone), "dense" (cosine alone). */
   formula?: "balanced" | "seed" | "weighted" | "lexical" | "dense";
   /** Scoring overrides by name, e.g. { recency_floor: 1, context_weight: 0 } (see Scoring::set). */
@@ -267,6 +309,20 @@ export interface Nightly {
   promoted: number[];
   harmfulEpisodes: number[];
   demotedRules: number[];
+  erasures: string[];
+  /** Summaries compaction wrote. */
+  compacted: {
+    summary: number;
+    tier: 1 | 2;
+    sources: number[];
+    keptHot: number[];
+    writtenBy: "extractive" | "llm";
+    llmRefused: string;
+  }[];
+  /** Lesson observations consolidation wrote or recounted. */
+  clustered: number[];
+  /** Episodes evicted from recall because a rule represents them. */
+  evicted: number[];
 }
 
 export interface OutcomeReport {
@@ -354,6 +410,10 @@ export declare class Mnemo {
   outcome(ns: string, retrievalId: number, outcome: "success" | "failure" | "partial", options?: { now?: number }): Promise<{ ok: true }>;
   outcomeReport(ns: string): Promise<OutcomeReport>;
   nightly(ns: string, options?: { now?: number; budget?: number }): Promise<Nightly>;
+  /** The reports of the last finished nightly runs, oldest first (what each compacted, merged, promoted, evicted). */
+  nightlyLog(ns: string): Promise<Nightly[]>;
+  /** Counts per tier and status, retrievable vs cold, and bytes. */
+  stats(ns: string, options?: { now?: number }): Promise<Stats>;
   maintain(options?: { force?: boolean }): Promise<{ sealed: number; merges: number; segments: number; snapshots: number; snapshotBytes: number }>;
   forgetNamespace(ns: string): Promise<number>;
   /** Erases a namespace, a subject in it, or one episode, across every layer; resolves to the receipt. */

@@ -271,6 +271,17 @@ impl WasmEngine {
         self.inner.nightly_json(ns, now as i64, budget).map_err(js_error)
     }
 
+    /// The reports of the last finished nightly runs, oldest first (JSON).
+    #[wasm_bindgen(js_name = nightlyLog)]
+    pub fn nightly_log(&self, ns: &str) -> Result<String, JsValue> {
+        self.inner.nightly_log_json(ns).map_err(js_error)
+    }
+
+    /// Counts per tier and status, retrievable vs cold, and bytes (JSON).
+    pub fn stats(&mut self, ns: &str, now: f64) -> Result<String, JsValue> {
+        self.inner.stats_json(ns, now as i64).map_err(js_error)
+    }
+
     /// The recency factor the default scoring gives an episode of `tier` last accessed
     /// `age_days` ago: `floor + (1 − floor) · decay`.
     pub fn recency(&self, age_days: f32, tier: u8) -> f32 {

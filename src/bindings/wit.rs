@@ -275,6 +275,14 @@ impl Guest for Component {
         with(|e| e.outcome_report_json(&ns))
     }
 
+    fn nightly_log(ns: String) -> std::result::Result<String, WitError> {
+        with(|e| e.nightly_log_json(&ns))
+    }
+
+    fn stats(ns: String, now: i64) -> std::result::Result<String, WitError> {
+        with(|e| e.stats_json(&ns, now))
+    }
+
     fn nightly(ns: String, now: i64, budget: Option<u64>) -> std::result::Result<String, WitError> {
         with(|e| e.nightly_json(&ns, now, budget))
     }

@@ -50,8 +50,23 @@ impl<S: KvStore> Engine<S> {
             .get(id)?
             .map(|e| e.into_owned())
             .ok_or_else(|| Error::NotFound(format!("episode {id} in namespace {ns}")))?;
+        if !old.evidence.is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "episode {id} is a compaction summary, derived from episodes {:?}: correct \
+                 those (the summary is rebuilt without the wrong text)",
+                old.evidence
+            )));
+        }
         let mut new = old.clone();
         new.text = correction.text.clone();
+        if new.group != 0 {
+            // Its summary is dissolved with the wrong text (`engine::erase`); the episode
+            // returns to what it was before compaction.
+            new.group = 0;
+            if new.status == crate::record::Status::Superseded && new.represented_by == 0 {
+                new.status = crate::record::Status::Raw;
+            }
+        }
         if let Some(v) = &correction.verdict {
             new.verdict = v.clone();
         }

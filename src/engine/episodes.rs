@@ -22,6 +22,10 @@ pub(crate) struct Hot {
     pub importance: f32,
     pub tier: u8,
     pub status: Status,
+    /// When a task memory expires (0: never).
+    pub expires_at: i64,
+    /// Compacted or represented by a rule: reached only when a recall asks for cold records.
+    pub cold: bool,
 }
 
 impl Hot {
@@ -34,12 +38,19 @@ impl Hot {
             importance: e.importance,
             tier: e.tier,
             status: e.status,
+            expires_at: e.expires_at,
+            cold: e.is_cold(),
         }
     }
 
     /// True when the episode is indexed and may be recalled.
     pub fn is_live(&self) -> bool {
         matches!(self.status, Status::Raw | Status::Active)
+    }
+
+    /// True when a recall at `now` may return it: live and not expired.
+    pub fn recallable(&self, now: i64) -> bool {
+        self.is_live() && (self.expires_at == 0 || self.expires_at > now)
     }
 }
 

@@ -15,6 +15,13 @@
 //! the snapshot (it holds episode texts and index terms) is deleted, so the next open rebuilds
 //! it from the records that remain.
 //!
+//! **Compaction summaries** derived from an erased episode are dissolved: the summary record
+//! (and its vector) is deleted, every other source returns to what it was before compaction
+//! (raw, or an active weekly summary under a dissolved monthly one; `group` cleared), and the
+//! next nightly run compacts them again without the erased record. Dissolving cascades: a
+//! monthly overview of a dissolved weekly summary is dissolved too. The receipt counts them in
+//! the layer `summaries`.
+//!
 //! **One memory by id** deletes that episode and what derives from it the same way.
 //!
 //! **Physically.** After the batch the engine calls [`KvStore::vacuum`] (the batch also writes
@@ -229,7 +236,10 @@ pub(super) struct Tally(pub Vec<Layer>);
 
 impl Tally {
     pub fn add(&mut self, table: Table, deleted: usize, rewritten: usize) {
-        let layer = table.name();
+        self.add_layer(table.name(), deleted, rewritten)
+    }
+
+    pub fn add_layer(&mut self, layer: &'static str, deleted: usize, rewritten: usize) {
         match self.0.iter_mut().find(|l| l.layer == layer) {
             Some(l) => {
                 l.deleted += deleted;
@@ -247,6 +257,9 @@ pub(super) struct Plan {
     pub tally: Tally,
     pub episodes: Vec<u64>,
     signals: Vec<u64>,
+    /// Compaction summaries dissolved (erased or derived from an erased record), with their
+    /// evidence.
+    pub dissolved: Vec<(u64, Vec<u64>)>,
     /// Texts of erased episodes, searched for by the verification scan.
     pub texts: Vec<Vec<u8>>,
     /// The episodes stay (rewritten by a correction): not checked absent by key.
@@ -463,17 +476,32 @@ impl<S: KvStore> Engine<S> {
             match table {
                 Table::Episode => {
                     let eid = u64::from_be_bytes(id.try_into().unwrap_or([0; 8]));
+                    let decoded = Episode::decode(v).ok();
                     if hit || *what == Erasure::Episode(eid) {
                         p.batch.delete(k.to_vec());
                         p.tally.add(table, 1, 0);
                         p.episodes.push(eid);
-                        if let Ok(e) = Episode::decode(v) {
+                        if let Some(e) = decoded {
                             for t in [&e.text, &e.verdict] {
                                 if t.len() >= MIN_TEXT_NEEDLE {
                                     p.texts.push(t.as_bytes().to_ascii_lowercase());
                                 }
                             }
+                            if !e.evidence.is_empty() {
+                                p.dissolved.push((eid, e.evidence));
+                            }
                         }
+                    } else if let Some(e) = decoded.filter(|e| {
+                        // Summaries come after their sources (higher ids): by now every erased
+                        // or dissolved source is known.
+                        e.evidence.iter().any(|x| {
+                            p.episodes.contains(x) || p.dissolved.iter().any(|d| d.0 == *x)
+                        })
+                    }) {
+                        p.batch.delete(k.to_vec());
+                        p.batch.delete(ns.key(Table::Vector, id));
+                        p.tally.add_layer("summaries", 1, 0);
+                        p.dissolved.push((eid, e.evidence));
                     }
                 }
                 Table::Signal => {
@@ -540,6 +568,30 @@ impl<S: KvStore> Engine<S> {
         if let Erasure::Episode(id) = what {
             if !p.episodes.contains(id) {
                 return Err(Error::NotFound(format!("episode {id} in namespace {}", ns.as_str())));
+            }
+        }
+        // Sources of dissolved summaries return to what they were before compaction.
+        for (summary, evidence) in &p.dissolved {
+            for &src in evidence {
+                if p.episodes.contains(&src) || p.dissolved.iter().any(|d| d.0 == src) {
+                    continue;
+                }
+                let key = ns.key(Table::Episode, &src.to_be_bytes());
+                let Some(bytes) = self.store.get(&key)? else { continue };
+                let Ok(mut e) = Episode::decode(&bytes) else { continue };
+                if e.group != *summary {
+                    continue;
+                }
+                e.group = 0;
+                if e.status == crate::record::Status::Superseded && e.represented_by == 0 {
+                    e.status = if e.tier == 0 {
+                        crate::record::Status::Raw
+                    } else {
+                        crate::record::Status::Active
+                    };
+                }
+                p.batch.put(key, e.encode());
+                p.tally.add(Table::Episode, 0, 1);
             }
         }
         for id in deleted_retrievals {

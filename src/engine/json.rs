@@ -111,7 +111,7 @@ impl<S: KvStore> Engine<S> {
     }
 
     /// [`Engine::recall`] from a JSON query (`text`, `k`, `filter`, `touch`,
-    /// `timeExpressions`, `formula`, `scoring`: see [`scoring`]); returns `{hits: [{episode, explanation}], window, windowDropped}`.
+    /// `timeExpressions`, `includeCold`, `formula`, `scoring`: see [`scoring`]); returns `{hits: [{episode, explanation}], window, windowDropped}`.
     pub fn recall_json(
         &mut self,
         ns: &str,
@@ -128,6 +128,7 @@ impl<S: KvStore> Engine<S> {
         }
         query.touch = q.get("touch").and_then(Value::as_bool).unwrap_or(true);
         query.time_expressions = q.get("timeExpressions").and_then(Value::as_bool).unwrap_or(true);
+        query.include_cold = q.get("includeCold").and_then(Value::as_bool).unwrap_or(false);
         query.vector = vector;
         query.scoring = scoring(&q, &self.config.scoring)?;
         let r = self.recall(ns, &query, now)?;
@@ -139,6 +140,17 @@ impl<S: KvStore> Engine<S> {
         let window = r.window.map(|w| json!({"from": w.from, "to": w.to}));
         out(json!({"hits": hits, "window": window, "windowDropped": r.window_dropped,
             "retrievalId": r.retrieval_id}))
+    }
+
+    /// [`Engine::stats`] as `{episodes, retrievable, cold, tiers: {raw, weekly, monthly},
+    /// statuses: {raw, active, superseded, rejected}, bytes}` (integers).
+    pub fn stats_json(&mut self, ns: &str, now: i64) -> Result<String> {
+        out(self.stats(ns, now)?)
+    }
+
+    /// [`Engine::nightly_log`] as a JSON list of nightly reports, oldest first.
+    pub fn nightly_log_json(&self, ns: &str) -> Result<String> {
+        out(self.nightly_log(ns)?)
     }
 
     /// [`Engine::timeline`] as a JSON list.

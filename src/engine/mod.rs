@@ -8,6 +8,9 @@
 //! the BM25 and vector indexes rebuilt from them (they are derived state).
 
 mod access;
+mod cold;
+mod compaction;
+mod consolidation;
 mod correct;
 mod episodes;
 mod erase;
@@ -28,7 +31,10 @@ pub mod score;
 mod signals;
 pub mod snapshot;
 mod space;
+mod stats;
 
+pub use compaction::Compacted;
+pub use consolidation::Consolidation;
 pub use correct::Correction;
 pub use erase::{Erasure, Layer, Receipt, Verification};
 pub use export::{ExportOptions, Moved};
@@ -42,6 +48,7 @@ pub use recall::{Filter, Hit, Query, Recall};
 pub use score::{Decay, Explanation, Formula, Scoring};
 pub use snapshot::Opened;
 pub use space::Quarantined;
+pub use stats::{Stats, Statuses, Tiers};
 
 use std::collections::HashMap;
 
@@ -76,6 +83,10 @@ pub struct Config {
     pub snapshot_chunk: usize,
     /// The learning loop's settings.
     pub learning: Learning,
+    /// Compaction thresholds (weekly and monthly tiers).
+    pub compaction: crate::compact::Compaction,
+    /// Consolidation thresholds (lesson clusters, recurrence trigger).
+    pub consolidation: Consolidation,
 }
 
 /// Settings of the learning loop (signals → observations → rules, outcome tracking).
@@ -162,6 +173,8 @@ impl Default for Config {
             snapshot_after: 1024,
             snapshot_chunk: 120 * 1024,
             learning: Learning::default(),
+            compaction: crate::compact::Compaction::default(),
+            consolidation: Consolidation::default(),
         }
     }
 }
@@ -319,7 +332,19 @@ impl<S: KvStore> Engine<S> {
         space.exists = true;
         space.next_id += 1;
         let id = episode.id;
+        let topic = consolidation::situation_key(&episode)
+            .filter(|_| compaction::is_lesson(&episode))
+            .filter(|k| {
+                let n = space.recurrence.entry(k.clone()).or_insert(0);
+                *n += 1;
+                *n >= self.config.consolidation.recurrence
+            });
+        let at = episode.created_at;
         space.index(episode, &v);
+        if let Some(key) = topic {
+            // Recurrence trigger: this situation keeps producing lessons; consolidate it now.
+            self.cluster_key(&ns, at, Some(&key))?;
+        }
         Ok(Remembered::Stored { id, importance, reason })
     }
 

@@ -2,10 +2,16 @@
 //! detector reads summarised timelines), resumable under a work
 //! budget.
 //!
-//! Steps: consolidate observations (merge identical patterns and near-duplicates) → detect
-//! behaviours (pass 1 over the window's signals) → detect conditions (pass 2) → write at most
-//! `Learning::max_new` new observations → promote → act on outcome tracking → carry out queued
-//! erasure requests (`engine::erase`). (Compaction, which will come first, is not built yet.)
+//! Steps: compact raw episodes into weekly summaries → compact weekly summaries into monthly
+//! overviews (`engine::compaction`) → consolidate observations (merge identical patterns and
+//! near-duplicates) → cluster episodes into lesson observations (`engine::consolidation`) →
+//! detect behaviours (pass 1 over the window's signals) → detect conditions (pass 2) → write
+//! at most `Learning::max_new` new observations → promote → evict the episodes a new rule now
+//! represents → act on outcome tracking → carry out queued erasure requests (`engine::erase`).
+//!
+//! Each finished run's report is kept (the last [`LOG_KEEP`]) under
+//! `Table::Learning/log/<now:i64 BE>` as JSON, for the inspector: what each pass compacted,
+//! merged, promoted and evicted.
 //!
 //! The budget counts **work units** — records read or written — not time: the core has no
 //! clock, and a Worker's `Date.now()` does not advance during CPU work. When a call's budget
@@ -16,7 +22,9 @@
 //!
 //! Cursor bytes: `Table::Learning/head` (kind 14: `chunks:u32 len:u64`) and
 //! `Table::Learning/c/<i:u32 BE>` (kind 13: raw bytes), the postcard encoding of the run's
-//! state, cut into chunks of at most `Config::snapshot_chunk` bytes.
+//! state, cut into chunks of at most `Config::snapshot_chunk` bytes. A cursor this build cannot
+//! read (written by another version) is dropped and the run starts over: every step is
+//! idempotent, so starting over loses nothing.
 
 use std::collections::BTreeSet;
 
@@ -56,7 +64,18 @@ pub enum NightlyStep {
     Erase,
     /// Finished.
     Done,
+    /// Compact raw episodes into weekly summaries (the first step).
+    CompactWeekly,
+    /// Compact weekly summaries into monthly overviews.
+    CompactMonthly,
+    /// Cluster episodes into lesson observations.
+    Cluster,
+    /// Evict episodes a rule now represents.
+    Evict,
 }
+
+/// Nightly reports kept for the inspector.
+pub const LOG_KEEP: usize = 20;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct State {
@@ -96,6 +115,12 @@ pub struct Nightly {
     pub demoted_rules: Vec<u64>,
     /// Receipts of the queued erasures carried out (JSON text of `engine::Receipt`).
     pub erasures: Vec<String>,
+    /// Summaries written by compaction.
+    pub compacted: Vec<super::Compacted>,
+    /// Observations consolidation wrote or recounted from clusters of episodes.
+    pub clustered: Vec<u64>,
+    /// Episodes evicted from recall because a rule now represents them.
+    pub evicted: Vec<u64>,
 }
 
 fn step_name(s: NightlyStep) -> String {
@@ -108,6 +133,10 @@ fn step_name(s: NightlyStep) -> String {
         NightlyStep::Outcomes => "outcomes",
         NightlyStep::Erase => "erase",
         NightlyStep::Done => "done",
+        NightlyStep::CompactWeekly => "compact-weekly",
+        NightlyStep::CompactMonthly => "compact-monthly",
+        NightlyStep::Cluster => "cluster",
+        NightlyStep::Evict => "evict",
     }
     .into()
 }
@@ -135,9 +164,8 @@ fn read_state(store: &impl KvStore, ns: &Namespace) -> Result<Option<(State, u32
         })?;
         bytes.extend_from_slice(open(&c, CHUNK_KIND, "nightly cursor chunk")?);
     }
-    let state = postcard::from_bytes(&bytes)
-        .map_err(|e| Error::Corrupt { what: "nightly cursor".into(), detail: e.to_string() })?;
-    Ok(Some((state, chunks)))
+    // A cursor of another build's layout: start over (every step is idempotent).
+    Ok(postcard::from_bytes(&bytes).ok().map(|state| (state, chunks)))
 }
 
 impl<S: KvStore> Engine<S> {
@@ -152,7 +180,7 @@ impl<S: KvStore> Engine<S> {
             None => (
                 State {
                     now,
-                    step: NightlyStep::Consolidate,
+                    step: NightlyStep::CompactWeekly,
                     cursor: None,
                     detector: Detector::new(),
                     reverse: BTreeSet::new(),
@@ -166,11 +194,37 @@ impl<S: KvStore> Engine<S> {
         let run_now = st.now;
         while st.step != NightlyStep::Done && work < budget {
             match st.step {
+                NightlyStep::CompactWeekly | NightlyStep::CompactMonthly => {
+                    let tier = if st.step == NightlyStep::CompactWeekly { 1 } else { 2 };
+                    let (done, units, finished) =
+                        self.compact_step(&nsc, run_now, tier, budget - work)?;
+                    st.report.compacted.extend(done);
+                    work += units;
+                    if finished {
+                        st.step = if tier == 1 {
+                            NightlyStep::CompactMonthly
+                        } else {
+                            NightlyStep::Consolidate
+                        };
+                    }
+                }
                 NightlyStep::Consolidate => {
                     let (merged, units) = self.consolidate(&nsc, run_now)?;
                     st.report.merged.extend(merged);
                     work += units;
+                    st.step = NightlyStep::Cluster;
+                }
+                NightlyStep::Cluster => {
+                    let (ids, units) = self.cluster_lessons(&nsc, run_now)?;
+                    st.report.clustered.extend(ids);
+                    work += units;
                     st.step = NightlyStep::Behaviours;
+                }
+                NightlyStep::Evict => {
+                    let (ids, units) = self.evict_represented(&nsc, run_now)?;
+                    st.report.evicted.extend(ids);
+                    work += units;
+                    st.step = NightlyStep::Outcomes;
                 }
                 NightlyStep::Behaviours | NightlyStep::Conditions => {
                     let limit = (budget - work).clamp(1, 4096) as usize;
@@ -208,7 +262,7 @@ impl<S: KvStore> Engine<S> {
                     let p = self.promote(ns, run_now)?;
                     work += 1 + p.len() as u64;
                     st.report.promoted.extend(p.iter().map(|p| p.rule));
-                    st.step = NightlyStep::Outcomes;
+                    st.step = NightlyStep::Evict;
                 }
                 NightlyStep::Outcomes => {
                     let (episodes, rules) = self.apply_outcomes(ns, run_now)?;
@@ -242,8 +296,11 @@ impl<S: KvStore> Engine<S> {
             let mut w = Writer::new();
             w.u32(chunks).u64(bytes.len() as u64);
             batch.put(head_key(&nsc), seal(HEAD_KIND, &w.finish()));
-        } else if resumed {
-            batch.delete(head_key(&nsc));
+        } else {
+            if resumed {
+                batch.delete(head_key(&nsc));
+            }
+            self.log_report(&nsc, &report, &mut batch)?;
         }
         for i in chunks..old_chunks {
             batch.delete(chunk_key(&nsc, i));
@@ -252,6 +309,44 @@ impl<S: KvStore> Engine<S> {
             self.store.write(&batch)?;
         }
         Ok(report)
+    }
+
+    /// Adds a finished run's report to the log, dropping the oldest beyond [`LOG_KEEP`].
+    fn log_report(&self, ns: &Namespace, report: &Nightly, batch: &mut Batch) -> Result<()> {
+        let prefix = ns.key(Table::Learning, b"log/");
+        let mut keys = Vec::new();
+        super::space::scan_all(&self.store, &prefix, None, |k, _| {
+            keys.push(k.to_vec());
+            Ok(())
+        })?;
+        let mut key = prefix.clone();
+        key.extend_from_slice(&report.now.to_be_bytes());
+        if !keys.contains(&key) {
+            keys.push(key.clone());
+        }
+        keys.sort();
+        for old in keys.iter().take(keys.len().saturating_sub(LOG_KEEP)) {
+            batch.delete(old.clone());
+        }
+        // Work units depend on how the run was cut into calls; the log keeps what the run did.
+        let report = Nightly { work: 0, ..report.clone() };
+        let json = serde_json::to_vec(&report).map_err(|e| Error::InvalidInput(e.to_string()))?;
+        batch.put(key, json);
+        Ok(())
+    }
+
+    /// The reports of the last finished nightly runs of `ns`, oldest first.
+    pub fn nightly_log(&self, ns: &str) -> Result<Vec<Nightly>> {
+        let ns = Namespace::new(ns)?;
+        let mut out = Vec::new();
+        super::space::scan_all(&self.store, &ns.key(Table::Learning, b"log/"), None, |_, v| {
+            out.push(serde_json::from_slice(v).map_err(|e| Error::Corrupt {
+                what: "nightly log".into(),
+                detail: e.to_string(),
+            })?);
+            Ok(())
+        })?;
+        Ok(out)
     }
 
     /// Merges open observations with the same pattern, or of the same agent and behaviour

@@ -223,6 +223,7 @@ impl<S: KvStore> Engine<S> {
                     first_seen: f.first_seen,
                     last_seen: f.last_seen,
                     phrased_by: "engine".into(),
+                    episodes: Vec::new(),
                 },
             };
             let mut batch = Batch::new();
@@ -284,7 +285,9 @@ impl<S: KvStore> Engine<S> {
         // Open observations this run did not touch are recounted over the same window, so
         // nothing is promoted on counts that no longer hold.
         for o in existing.iter_mut() {
+            // Lesson observations are counted over episodes by consolidation, not here.
             if o.status != ObservationStatus::Open
+                || !o.episodes.is_empty()
                 || r.updated.contains(&o.id)
                 || r.inserted.contains(&o.id)
             {

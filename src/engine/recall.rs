@@ -105,6 +105,10 @@ pub struct Query {
     pub touch: bool,
     /// Scoring for this query (the engine's default when `None`).
     pub scoring: Option<Scoring>,
+    /// Also search cold records: episodes compaction summarised and consolidation evicted
+    /// ("full history search"). Without it a summary stands for its sources (its `evidence`
+    /// lists them).
+    pub include_cold: bool,
 }
 
 impl Query {
@@ -118,6 +122,7 @@ impl Query {
             time_expressions: true,
             touch: true,
             scoring: None,
+            include_cold: false,
         }
     }
 }
@@ -195,11 +200,18 @@ impl<S: KvStore> Engine<S> {
         } else {
             crate::index::bm25::all_query_terms(&text)
         };
-        let mut cands = candidates(space, &qterms, &qv, &filter, query.k, gap);
+        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        let cold = if query.include_cold {
+            super::cold::cold_candidates(space, &self.store, &ns, &qterms, &qv, &filter, query.k)?
+        } else {
+            Default::default()
+        };
+        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        let mut cands = candidates(space, &qterms, &qv, &filter, query.k, gap, now);
         let mut window_dropped = false;
-        if cands.is_empty() && window != query.filter.window {
+        if cands.is_empty() && cold.is_empty() && window != query.filter.window {
             filter.window = intersect(query.filter.window, Some(bound));
-            cands = candidates(space, &qterms, &qv, &filter, query.k, gap);
+            cands = candidates(space, &qterms, &qv, &filter, query.k, gap, now);
             window_dropped = true;
         }
         // A query that names its time ("in March", "last week") is answered inside that window:
@@ -208,7 +220,10 @@ impl<S: KvStore> Engine<S> {
         if time.is_some() && !window_dropped && scoring.formula == super::score::Formula::Balanced {
             scoring.recency_floor = 1.0;
         }
-        let hits = rescore(space, &scoring, &qterms, &qv, cands, now, query.k, gap)?;
+        for id in cold.keys() {
+            cands.entry(*id).or_default().sources.push("cold");
+        }
+        let hits = rescore(space, &scoring, &qterms, &qv, cands, &cold, now, query.k, gap)?;
         let mut retrieval_id = None;
         if query.touch && !hits.is_empty() {
             let mut batch = Batch::new();
@@ -300,11 +315,12 @@ fn candidates(
     filter: &Filter,
     k: usize,
     context_gap: Option<i64>,
+    now: i64,
 ) -> HashMap<u64, Candidate> {
     let n = k.saturating_mul(FANOUT).max(MIN_CANDIDATES);
     let whole = filter.needs_episode();
     let keep = |id: u64| {
-        space.episodes.hot(id).is_some_and(|h| h.is_live() && filter.matches_hot(h))
+        space.episodes.hot(id).is_some_and(|h| h.recallable(now) && filter.matches_hot(h))
             && (!whole || matches!(space.episodes.get(id), Ok(Some(e)) if filter.matches(&e)))
     };
     let mut out: HashMap<u64, Candidate> = HashMap::default();
@@ -367,6 +383,7 @@ fn rescore(
     qterms: &[String],
     qv: &[f32],
     cands: HashMap<u64, Candidate>,
+    cold: &HashMap<u64, super::cold::ColdSignals>,
     now: i64,
     k: usize,
     context_gap: Option<i64>,
@@ -379,15 +396,22 @@ fn rescore(
         .filter_map(|(id, c)| {
             let e = space.episodes.hot(id)?;
             near.extend(c.near.map(|n| (id, n)));
-            let matched: f32 = qterms
-                .iter()
-                .zip(&idf)
-                .filter(|(t, _)| space.bm25.contains(t, id))
-                .map(|(_, w)| w)
-                .sum();
+            let (bm25, cosine, matched) = match cold.get(&id) {
+                Some(c) => (c.bm25, c.cosine, c.matched),
+                None => (
+                    space.bm25.score_terms(qterms, id),
+                    space.vectors.score(id, qv).unwrap_or(0.0),
+                    qterms
+                        .iter()
+                        .zip(&idf)
+                        .filter(|(t, _)| space.bm25.contains(t, id))
+                        .map(|(_, w)| w)
+                        .sum(),
+                ),
+            };
             let signals = Signals {
-                bm25: space.bm25.score_terms(qterms, id),
-                cosine: space.vectors.score(id, qv).unwrap_or(0.0),
+                bm25,
+                cosine,
                 age_days: (now - e.last_accessed_at).max(0) as f32 / DAY as f32,
                 tier: e.tier,
                 importance: e.importance,
@@ -436,7 +460,7 @@ fn rescore(
     if scoring.shadow_cosine < 1.0
         && matches!(scoring.formula, Formula::Balanced | Formula::Weighted)
     {
-        shadow(space, scoring, &mut scored);
+        shadow(space, scoring, qterms, &mut scored);
         scored.sort_by(order);
     }
     scored.truncate(k);
@@ -458,11 +482,26 @@ fn rescore(
 
 /// Query-time supersession: among the best candidates (sorted best first), one that a newer,
 /// at least as important and similarly relevant candidate repeats (episode cosine ≥
-/// `shadow_cosine`) is likely stale (Node 18 after the move to Node 22) and is penalised. Only
+/// `shadow_cosine`) and that holds at least the same query terms (by IDF mass) is likely stale
+/// (Node 18 after the move to Node 22) and is penalised. Only
 /// the top [`SHADOW_POOL`] are compared, so the pairwise cost stays bounded (and independent
 /// of `k`, so asking for fewer hits never changes the scores of those returned).
-fn shadow(space: &Space, scoring: &Scoring, hits: &mut [(&Hot, Explanation)]) {
+fn shadow(space: &Space, scoring: &Scoring, qterms: &[String], hits: &mut [(&Hot, Explanation)]) {
     let m = hits.len().min(SHADOW_POOL);
+    // The IDF mass of the query terms each holds: one that names what the newer one does not
+    // (an invoice number in an old summary) answers something the newer one cannot.
+    let idf: Vec<f32> = qterms.iter().map(|t| space.bm25.idf(t)).collect();
+    let matched: Vec<f32> = hits[..m]
+        .iter()
+        .map(|(h, _)| {
+            qterms
+                .iter()
+                .zip(&idf)
+                .filter(|(t, _)| space.bm25.contains(t, h.id))
+                .map(|(_, w)| w)
+                .sum()
+        })
+        .collect();
     let mut penalised = Vec::new();
     for i in 0..m {
         let (a, ax) = &hits[i];
@@ -470,6 +509,7 @@ fn shadow(space: &Space, scoring: &Scoring, hits: &mut [(&Hot, Explanation)]) {
             let (b, bx) = &hits[j];
             j != i
                 && b.created_at > a.created_at
+                && matched[j] >= matched[i]
                 && b.importance >= a.importance
                 && bx.relevance >= 0.8 * ax.relevance
                 && space.vectors.pair(a.id, b.id).is_some_and(|c| c >= scoring.shadow_cosine)

@@ -11,7 +11,7 @@
 //! blob     := bm25 vectors episodes
 //! episodes := n:u32 hot×n records:bytes
 //! hot      := id:u64 created_at:i64 last_accessed_at:i64 access_count:u32 importance:f32
-//!             tier:u8 status:u8 record_len:u32
+//!             tier:u8 status:u8 expires_at:i64 cold:u8 record_len:u32
 //! ```
 //!
 //! `records` holds each episode's own sealed record (checksummed as in the store), in the
@@ -40,7 +40,7 @@ use crate::store::{Batch, KvStore, Namespace, Table};
 const HEAD_KIND: u8 = 7;
 const CHUNKS_PER_PAGE: usize = 16;
 /// This format, and the graph encoding it embeds (see `index::persist`).
-pub(crate) const LAYOUT: &str = "mnemo-snapshot/1 instant-distance/0.6 postcard/1";
+pub(crate) const LAYOUT: &str = "mnemo-snapshot/2 instant-distance/0.6 postcard/1";
 
 /// How a namespace's indexes were obtained when it was loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,7 +141,8 @@ pub(crate) fn batch(
     for h in &hots {
         let record = space.episodes.record(h.id).expect("listed above");
         w.u64(h.id).i64(h.created_at).i64(h.last_accessed_at).u32(h.access_count);
-        w.f32(h.importance).u8(h.tier).u8(status_code(h.status)).u32(record.len() as u32);
+        w.f32(h.importance).u8(h.tier).u8(status_code(h.status));
+        w.i64(h.expires_at).u8(u8::from(h.cold)).u32(record.len() as u32);
         records.extend_from_slice(&record);
     }
     w.bytes(&records);
@@ -220,8 +221,8 @@ pub(crate) fn decode(
     let bm25 = Bm25::decode(&mut r)?;
     let vectors = VectorIndex::decode(&mut r, dim, config)?;
     let n = r.u32()? as usize;
-    let mut hots = Vec::with_capacity(n.min(r.remaining() / 38));
-    let mut spans = Vec::with_capacity(n.min(r.remaining() / 38));
+    let mut hots = Vec::with_capacity(n.min(r.remaining() / 47));
+    let mut spans = Vec::with_capacity(n.min(r.remaining() / 47));
     let mut end = 0u32;
     for _ in 0..n {
         let hot = Hot {
@@ -232,6 +233,8 @@ pub(crate) fn decode(
             importance: r.f32()?,
             tier: r.u8()?,
             status: status_from(r.u8()?)?,
+            expires_at: r.i64()?,
+            cold: r.u8()? != 0,
         };
         if hot.id >= watermark {
             return Err(

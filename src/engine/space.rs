@@ -122,6 +122,9 @@ pub(crate) struct Space {
     pub active_rules: Option<Vec<u64>>,
     /// Records that could not be read on open.
     pub quarantined: Vec<Quarantined>,
+    /// Lessons stored per situation key since the last consolidation pass (in memory only;
+    /// `engine::consolidation`).
+    pub recurrence: std::collections::HashMap<String, u32>,
 }
 
 impl Space {
@@ -139,6 +142,7 @@ impl Space {
             outcome_weights: Default::default(),
             active_rules: None,
             quarantined: Vec::new(),
+            recurrence: Default::default(),
         };
         if let Some(w) = store.get(&ns.key(Table::Meta, b"outcome-weights"))? {
             space.outcome_weights =

@@ -135,6 +135,30 @@ impl Bm25 {
         (idf, idf * tf * (self.k1 + 1.0) / (tf + self.k1 * (1.0 - self.b + self.b * dl / avgdl)))
     }
 
+    /// Scores `text`, a document that is not in the index (a cold record), against
+    /// `query_terms` with the index's statistics (document count, frequencies, mean length);
+    /// returns the score and, per query term, whether the text holds it.
+    pub fn score_unindexed(&self, query_terms: &[String], text: &str) -> (f32, Vec<bool>) {
+        let doc = terms(text);
+        let n = self.doc_len.len().max(1) as f32;
+        let avgdl = if self.doc_len.is_empty() {
+            doc.len().max(1) as f32
+        } else {
+            self.total_len as f32 / self.doc_len.len() as f32
+        };
+        let mut score = 0.0;
+        let mut found = Vec::with_capacity(query_terms.len());
+        for t in query_terms {
+            let tf = doc.iter().filter(|d| *d == t).count() as u32;
+            found.push(tf > 0);
+            if tf > 0 {
+                let df = self.postings.get(t).map_or(0, Vec::len);
+                score += self.term_score(tf, df, doc.len() as f32, n, avgdl.max(1.0)).1;
+            }
+        }
+        (score, found)
+    }
+
     /// A term's inverse document frequency (a term in no document gets the highest).
     pub fn idf(&self, term: &str) -> f32 {
         let n = self.doc_len.len() as f32;

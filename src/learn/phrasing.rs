@@ -55,7 +55,7 @@ fn words(s: &str) -> usize {
 }
 
 /// Number tokens in `s` ("9", "10,000" → "10000", "14:30" → "14", "30").
-fn numbers(s: &str) -> BTreeSet<String> {
+pub(crate) fn numbers(s: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let mut cur = String::new();
     for c in s.chars().chain(std::iter::once(' ')) {
@@ -72,7 +72,7 @@ fn numbers(s: &str) -> BTreeSet<String> {
 }
 
 /// Capitalised words that do not start a sentence.
-fn names(s: &str) -> BTreeSet<String> {
+pub(crate) fn names(s: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let mut sentence_start = true;
     for w in s.split_whitespace() {
@@ -191,6 +191,7 @@ mod tests {
             first_seen: 0,
             last_seen: 0,
             phrased_by: "engine".into(),
+            episodes: Vec::new(),
         }
     }
 

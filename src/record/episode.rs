@@ -6,8 +6,11 @@
 //! id:u64 ref:str agent:str kind:str text:str outcome:u8 verdict:str entities:strs
 //! tool:str entity_type:str error_class:str stage:str compact_summary:str tier:u8 group:u64
 //! status:u8 created_at:i64 last_accessed_at:i64 access_count:u32 source:str trust:f32
-//! importance:f32 surprise:u8 tags:strs
+//! importance:f32 surprise:u8 tags:strs [expires_at:i64 evidence:(n:u32 u64×n) represented_by:u64]
 //! ```
+//!
+//! The three trailing fields came with compaction; records written before them end after
+//! `tags` and read as `expires_at` 0 (never), no evidence, `represented_by` 0.
 //!
 //! The vector lives apart, under `Table::Vector` (`model_id:str dim:u32 f32 × dim`), so that the
 //! access updates every recall makes do not rewrite 1.5 KB per hit.
@@ -110,6 +113,14 @@ pub struct Episode {
     pub surprise: bool,
     /// Free tags.
     pub tags: Vec<String>,
+    /// When a task memory stops being recalled (ms; 0: never). Expired episodes leave
+    /// retrieval and are compacted like the rest.
+    pub expires_at: i64,
+    /// For a compaction summary: the ids it summarises (its evidence index), oldest first.
+    pub evidence: Vec<u64>,
+    /// For an episode consolidation evicted from recall: the rule that now represents it
+    /// (0 when none).
+    pub represented_by: u64,
 }
 
 impl Episode {
@@ -137,12 +148,26 @@ impl Episode {
             importance: 1.0,
             surprise: false,
             tags: Vec::new(),
+            expires_at: 0,
+            evidence: Vec::new(),
+            represented_by: 0,
         }
     }
 
     /// True when the episode is indexed and may be recalled.
     pub fn is_live(&self) -> bool {
         matches!(self.status, Status::Raw | Status::Active)
+    }
+
+    /// True for a superseded episode that compaction summarised or consolidation represented
+    /// by a rule: kept for audit and reached only by a recall that asks for cold records.
+    pub fn is_cold(&self) -> bool {
+        self.status == Status::Superseded && (self.group != 0 || self.represented_by != 0)
+    }
+
+    /// True when a task memory's time to live ran out before `now`.
+    pub fn expired(&self, now: i64) -> bool {
+        self.expires_at != 0 && self.expires_at <= now
     }
 
     /// Text used for lexical search: the text, verdict, entities and situation.
@@ -170,7 +195,11 @@ impl Episode {
         w.str(&self.compact_summary).u8(self.tier).u64(self.group).u8(status_code(self.status));
         w.i64(self.created_at).i64(self.last_accessed_at).u32(self.access_count);
         w.str(&self.source).f32(self.trust).f32(self.importance).u8(self.surprise as u8);
-        w.strs(&self.tags);
+        w.strs(&self.tags).i64(self.expires_at).u32(self.evidence.len() as u32);
+        for id in &self.evidence {
+            w.u64(*id);
+        }
+        w.u64(self.represented_by);
         seal(KIND, &w.finish())
     }
 
@@ -204,6 +233,16 @@ impl Episode {
         let importance = r.f32()?;
         let surprise = r.u8()? != 0;
         let tags = r.strs()?;
+        let (mut expires_at, mut evidence, mut represented_by) = (0, Vec::new(), 0);
+        if r.remaining() > 0 {
+            expires_at = r.i64()?;
+            let n = r.u32()? as usize;
+            if n > r.remaining() / 8 {
+                return Err(r.corrupt(format!("{n} evidence ids claimed")));
+            }
+            evidence = (0..n).map(|_| r.u64()).collect::<Result<_>>()?;
+            represented_by = r.u64()?;
+        }
         r.end()?;
         Ok(Self {
             id,
@@ -227,6 +266,9 @@ impl Episode {
             importance,
             surprise,
             tags,
+            expires_at,
+            evidence,
+            represented_by,
         })
     }
 }

@@ -4,7 +4,8 @@
 //! `text` is required; the time is `createdAt` / `created_at` (ms, or an ISO-8601 string) or
 //! `ts` (ISO-8601). Optional: `outcome` (success, failure, partial, unknown), `verdict`,
 //! `agent`, `kind`, `tool`, `stage`, `errorClass`, `entityType` (or inside `situation`),
-//! `source`, `trust`, `entities`, `tags`, `surprise`, `tier` (0–2), `refId`.
+//! `source`, `trust`, `entities`, `tags`, `surprise`, `tier` (0–2), `refId`, and for a task
+//! memory `expiresAt` (ms or ISO-8601) or `ttlMs` (from `createdAt`).
 
 use serde_json::Value;
 
@@ -101,6 +102,14 @@ pub fn episode_from_json(v: &Value) -> Result<Episode> {
             .filter(|t| (0.0..=1.0).contains(t))
             .ok_or_else(|| Error::InvalidInput("\"trust\" must be a number from 0 to 1".into()))?;
         e.trust = t as f32;
+    }
+    if let Some(t) = field(v, "expires_at") {
+        e.expires_at = time_from_json(t, "expiresAt")?;
+    } else if let Some(t) = field(v, "ttl_ms") {
+        let ttl = t.as_i64().filter(|t| *t > 0).ok_or_else(|| {
+            Error::InvalidInput("\"ttlMs\" must be a positive number of milliseconds".into())
+        })?;
+        e.expires_at = at.saturating_add(ttl);
     }
     if let Some(t) = field(v, "tier") {
         e.tier = t.as_u64().filter(|t| *t <= 2).ok_or_else(|| {

@@ -11,8 +11,11 @@
 //! opportunities:u32 contradictions:u32 consistency:f32 counted:str boost:u8
 //! promotion_candidate:u8 support: n:u32 u64×n status:u8 merged_into:u64 created_at:i64
 //! updated_at:i64 confirmed_at:opt_i64 rule:opt_i64 first_seen:i64 last_seen:i64
-//! phrased_by:str
+//! phrased_by:str [episodes: n:u32 u64×n]
 //! ```
+//!
+//! `episodes` came with consolidation (the episodes a lesson observation was clustered from);
+//! records written before it end after `phrased_by` and read as none.
 
 use crate::error::{Error, Result};
 use crate::learn::confidence::Confidence;
@@ -85,6 +88,9 @@ pub struct Observation {
     /// `engine`, or `llm` when the host's model phrased quote and evidence (and they passed
     /// the checks).
     pub phrased_by: String,
+    /// Episodes it was clustered from (a lesson observation of consolidation; empty for one
+    /// counted from signals).
+    pub episodes: Vec<u64>,
 }
 
 impl Observation {
@@ -111,6 +117,10 @@ impl Observation {
         w.u8(status).u64(self.merged_into).i64(self.created_at).i64(self.updated_at);
         w.opt_i64(self.confirmed_at).opt_i64(self.rule.map(|r| r as i64));
         w.i64(self.first_seen).i64(self.last_seen).str(&self.phrased_by);
+        w.u32(self.episodes.len() as u32);
+        for id in &self.episodes {
+            w.u64(*id);
+        }
         seal(KIND, &w.finish())
     }
 
@@ -141,7 +151,7 @@ impl Observation {
             2 => ObservationStatus::Merged,
             s => return Err(r.corrupt(format!("status {s}"))),
         };
-        let o = Observation {
+        let mut o = Observation {
             id,
             pattern,
             category,
@@ -165,7 +175,15 @@ impl Observation {
             first_seen: r.i64()?,
             last_seen: r.i64()?,
             phrased_by: r.str()?.to_string(),
+            episodes: Vec::new(),
         };
+        if r.remaining() > 0 {
+            let n = r.u32()? as usize;
+            if n > r.remaining() / 8 {
+                return Err(r.corrupt(format!("{n} episode ids claimed")));
+            }
+            o.episodes = (0..n).map(|_| r.u64()).collect::<Result<_>>()?;
+        }
         r.end()?;
         Ok(o)
     }
@@ -177,7 +195,7 @@ mod tests {
 
     #[test]
     fn observations_round_trip() {
-        let o = Observation {
+        let mut o = Observation {
             id: 3,
             pattern: "email|removed:semicolon|".into(),
             category: Category::WritingStyle,
@@ -201,6 +219,7 @@ mod tests {
             first_seen: 1,
             last_seen: 9,
             phrased_by: "engine".into(),
+            episodes: vec![4, 5],
         };
         assert_eq!(Observation::decode(&o.encode()).unwrap(), o);
         assert_eq!(o.confidence(), Confidence::VeryHigh);

@@ -1,6 +1,8 @@
 // The inspector (www/inspector) in Debian's Chromium with the real model: loads sample events,
 // recalls with explanations, shows the timeline, facts and rules, and is screenshotted
-// (MNEMO_SCREENSHOT names the file; default: the system's temp dir).
+// (MNEMO_SCREENSHOT names the file; default: the system's temp dir). A second test loads an
+// old week, runs the nightly job and checks what compaction shows: the weekly summary with its
+// evidence, the cold sources, the stats line, the nightly log and a recall of cold records.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, statSync } from "node:fs";
@@ -112,6 +114,101 @@ test("inspector: sample events, an explained recall, timeline, facts, rules, obs
     const shot = process.env.MNEMO_SCREENSHOT ?? join(tmpdir(), "mnemo-inspector.png");
     await page.screenshot({ path: shot, fullPage: true });
     assert.ok(statSync(shot).size > 20_000, "a real screenshot");
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    server.close();
+  }
+});
+
+test("inspector: an old week compacted by the nightly job — weekly summary with its evidence, cold sources, stats, nightly log, recall of cold records", async () => {
+  const server = await serve(root, { aliases: { "/model/": modelDir() } });
+  const context = await launch(mkdtempSync(join(tmpdir(), "mnemo-inspector-compaction-")));
+  try {
+    const page = context.pages()[0] ?? (await context.newPage());
+    await page.setViewportSize({ width: 1360, height: 1100 });
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(`${server.url}/www/inspector/`);
+    await page.waitForSelector("body[data-ready]", { timeout: 120_000 }).catch(() => {
+      throw new Error(`the inspector did not get ready: ${errors.join("; ")}`);
+    });
+    const stat = async (key) => Number(await page.getAttribute(`#stats [data-stat=${key}]`, "data-value"));
+    const ids = (texts) => texts.map((t) => Number(t.trim().replace(/^#/, ""))).sort((a, b) => a - b);
+
+    // Nine events of one agent and contact, all in one week six weeks ago (www/inspector/sample.js).
+    await page.click("#sample-old-week");
+    await page.waitForFunction(() => document.querySelectorAll("#timeline tr").length === 9, null, { timeout: 60_000 });
+    assert.equal(await stat("episodes"), 9);
+    assert.equal(await stat("raw"), 9);
+    assert.equal(await stat("weekly"), 0);
+    assert.equal(await stat("cold"), 0);
+    assert.equal(await page.locator("#timeline tr.summary").count(), 0);
+    assert.equal(await page.locator("#nightly-log > li.run").count(), 0);
+
+    await page.click("#nightly");
+    await page.waitForSelector("#timeline tr.summary", { timeout: 60_000 });
+    await page.waitForSelector("#nightly-log > li.run");
+    assert.match(await page.textContent("#observations-note"), /\b1 summary written\b.*\bevicted\b/);
+
+    // The weekly summary lists its sources, which are every other row of the timeline.
+    const summary = page.locator("#timeline tr.summary");
+    assert.equal(await summary.count(), 1);
+    const summaryId = Number(await summary.locator("td.num").first().textContent());
+    assert.equal((await summary.locator("td.tier").textContent()).trim(), "weekly");
+    const sources = ids(await page.locator("#timeline tr:not(.summary) td:first-child").allTextContents());
+    assert.equal(sources.length, 9);
+    assert.ok(sources.every((id) => id < summaryId), `${sources} then #${summaryId}`);
+    assert.deepEqual(ids(await summary.locator(".evidence-index a.ref").allTextContents()), sources);
+
+    // Its sections open on demand.
+    const details = summary.locator("details");
+    assert.equal(await details.evaluate((d) => d.open), false);
+    await details.locator("summary").click();
+    assert.equal(await details.evaluate((d) => d.open), true);
+    assert.equal(await summary.locator("dl.sections").isVisible(), true);
+    const sections = await summary.locator("dl.sections dt").allTextContents();
+    for (const s of ["period", "lessons", "decisions", "routine", "written by"]) {
+      assert.ok(sections.includes(s), `section ${s} in ${sections.join(", ")}`);
+    }
+    assert.match(await summary.locator("dl.sections").textContent(), /bounced/, "the lesson is in the summary");
+
+    // The sources are cold and point to the summary, except the lesson, which stays hot.
+    const cold = page.locator("#timeline tr.cold");
+    assert.equal(await cold.count(), 8);
+    assert.equal(await cold.locator(".chip.cold").count(), 8);
+    assert.deepEqual(ids(await cold.locator(".stands-for a.ref").allTextContents()), Array(8).fill(summaryId));
+    const hot = page.locator("#timeline tr:not(.summary):not(.cold)");
+    assert.equal(await hot.count(), 1);
+    assert.match(await hot.textContent(), /bounced/);
+    assert.deepEqual(ids(await hot.locator(".kept-hot a.ref").allTextContents()), [summaryId]);
+
+    // The stats line, refreshed with the timeline.
+    assert.equal(await stat("episodes"), 10);
+    assert.equal(await stat("weekly"), 1);
+    assert.equal(await stat("monthly"), 0);
+    assert.equal(await stat("raw"), 9);
+    assert.equal(await stat("cold"), 8);
+    assert.equal(await stat("retrievable"), 2);
+    assert.ok((await stat("bytes")) > 0);
+
+    // The nightly log, newest run first, says what it compacted.
+    const compacted = page.locator("#nightly-log > li.run").first().locator("li.compacted");
+    assert.equal(await compacted.count(), 1);
+    assert.equal(Number(await compacted.getAttribute("data-summary")), summaryId);
+    assert.equal(await compacted.getAttribute("data-tier"), "1");
+    assert.equal(await compacted.getAttribute("data-sources"), "9");
+
+    // A recall reaches cold records only when asked to.
+    await page.fill("#recall input[name=text]", "invoices for Acme GmbH");
+    await page.click("#recall button");
+    await page.waitForFunction(() => document.querySelector("#recall-note").textContent !== "", null, { timeout: 60_000 });
+    assert.ok(!(await page.locator("#hits .chip").allTextContents()).includes("cold"), "no cold hit without include cold");
+    await page.check("#recall input[name=cold]");
+    await page.click("#recall button");
+    await page.waitForFunction(() => [...document.querySelectorAll("#hits .chip")].some((c) => c.textContent === "cold"), null, { timeout: 60_000 });
+    const coldHit = page.locator("#hits .hit", { has: page.locator(".chip", { hasText: /^cold$/ }) }).first();
+    assert.deepEqual(ids(await coldHit.locator(".factors a.ref").allTextContents()), [summaryId]);
     assert.deepEqual(errors, []);
   } finally {
     await context.close();

@@ -1,5 +1,5 @@
 // The inspector page: forms and views over the engine running in ./worker.js.
-import { SAMPLE, sampleSignals } from "./sample.js";
+import { SAMPLE, sampleOldWeek, sampleSignals } from "./sample.js";
 
 const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
 const pending = new Map();
@@ -45,28 +45,191 @@ function showError(where, e) {
   where.textContent = `${e.code ?? "error"}: ${e.message}`;
 }
 
+// "#12", linking to episode 12's row in the timeline.
+const ref = (id) => el("a", { className: "ref", href: `#ep-${id}`, textContent: `#${id}` });
+const refs = (ids) => ids.flatMap((id, i) => (i ? [" ", ref(id)] : [ref(id)]));
+const TIERS = ["raw", "weekly", "monthly"];
+
+// Kept for audit, recalled only with "include cold": summarised by compaction, or evicted
+// because a rule stands for it.
+const isCold = (e) => e.status === "superseded" && Boolean(e.group || e.representedBy);
+
+// A summary episode's structure (JSON in compactSummary), or null.
+function summaryOf(e) {
+  if (e.kind !== "summary" || !e.compactSummary) return null;
+  try {
+    return JSON.parse(e.compactSummary);
+  } catch {
+    return null;
+  }
+}
+
+function summaryHeading(s) {
+  const who = [s.agent && `agent ${s.agent}`, s.contact && `contact ${s.contact}`].filter(Boolean);
+  return `${s.tier >= 2 ? "Monthly overview" : "Weekly summary"} ${s.period}${who.length ? `, ${who.join(", ")}` : ""} (${s.episodes} episodes)`;
+}
+
+// A summary's sections, the empty ones left out.
+function sectionsView(s, e) {
+  const rows = [
+    ["period", s.period],
+    ["goal", s.goal],
+    ["decisions", s.decisions],
+    ["lessons", s.lessons],
+    ["open issues", s.openIssues],
+    ["next steps", s.nextSteps],
+    ["notes", s.notes],
+    ["routine", (s.routine ?? []).map(([what, n]) => `${what} × ${n}`)],
+    ["mentions", (s.mentions ?? []).join(", ")],
+    ["omitted", s.omitted ? `${s.omitted} lines (token cap or redundant)` : ""],
+    ["written by", s.writtenBy],
+    ["text", s.writtenBy === "llm" ? e.text : ""],
+  ];
+  return el(
+    "dl",
+    { className: "sections" },
+    ...rows
+      .filter(([, v]) => (Array.isArray(v) ? v.length : v))
+      .flatMap(([k, v]) => [
+        el("dt", { textContent: k }),
+        Array.isArray(v) ? el("dd", {}, el("ul", {}, ...v.map((x) => el("li", { textContent: x })))) : el("dd", { textContent: v }),
+      ]),
+  );
+}
+
+// Summaries whose sections are open, kept open when the timeline is drawn again.
+const opened = new Set();
+
+function eventCell(e) {
+  if (e.kind !== "summary") return el("td", { textContent: e.text });
+  const s = summaryOf(e);
+  const evidence = e.evidence ?? [];
+  return el(
+    "td",
+    { className: "summary-cell" },
+    el("div", { className: "heading", textContent: s ? summaryHeading(s) : e.text }),
+    el("div", { className: "evidence-index" }, `summarises ${evidence.length}${e.tier >= 2 ? " weekly summaries" : ""}: `, ...refs(evidence)),
+    s
+      ? el(
+          "details",
+          { open: opened.has(e.id), ontoggle: (ev) => opened[ev.target.open ? "add" : "delete"](e.id) },
+          el("summary", { textContent: "sections" }),
+          sectionsView(s, e),
+        )
+      : null,
+  );
+}
+
+function statusCell(e) {
+  let note = null;
+  if (isCold(e) && e.group) note = el("span", { className: "stands-for" }, "in summary ", ref(e.group));
+  else if (isCold(e)) note = el("span", { className: "stands-for", textContent: `rule #${e.representedBy} stands for it` });
+  else if (e.group) note = el("span", { className: "kept-hot" }, "summarised in ", ref(e.group), ", kept hot (a lesson)");
+  return el(
+    "td",
+    {},
+    e.status,
+    " ",
+    isCold(e) ? el("span", { className: "chip cold", textContent: "cold" }) : null,
+    note ? el("div", { className: "meta" }, note) : null,
+    e.expiresAt ? el("div", { className: "meta", textContent: `expires ${day(e.expiresAt)}` }) : null,
+  );
+}
+
+function bytes(n) {
+  if (n < 1024) return `${n} B`;
+  return n < 1024 * 1024 ? `${fmt(n / 1024, 1)} kB` : `${fmt(n / 1024 / 1024, 1)} MB`;
+}
+
+function statsView(s) {
+  const item = (key, n, label, shown = n) => {
+    const b = el("b", { textContent: shown });
+    b.dataset.stat = key;
+    b.dataset.value = n;
+    return el("span", { className: "stat" }, b, ` ${label}`);
+  };
+  const st = s.statuses;
+  $("stats").title = `statuses: raw ${st.raw} · active ${st.active} · superseded ${st.superseded} · rejected ${st.rejected}`;
+  return [
+    item("episodes", s.episodes, "episodes"),
+    item("retrievable", s.retrievable, "retrievable"),
+    item("cold", s.cold, "cold"),
+    " · tiers: ",
+    item("raw", s.tiers.raw, "raw"),
+    item("weekly", s.tiers.weekly, "weekly"),
+    item("monthly", s.tiers.monthly, "monthly"),
+    " · ",
+    item("bytes", s.bytes, "stored", bytes(s.bytes)),
+  ];
+}
+
 async function refreshTimeline() {
-  const episodes = await call("timeline", ns());
+  const [episodes, stats] = await Promise.all([call("timeline", ns()), call("stats", ns())]);
   const now = Date.now();
   const ages = episodes.map((e) => [(now - e.lastAccessedAt) / 86_400_000, e.tier]);
   const decay = await call("recency", ages);
+  $("stats").replaceChildren(...statsView(stats));
   $("timeline").replaceChildren(
     ...episodes.reverse().map((e, i) => {
       const d = decay[episodes.length - 1 - i];
+      const classes = [`status-${e.status}`, e.kind === "summary" ? "summary" : "", isCold(e) ? "cold" : ""];
       return el(
         "tr",
-        { className: `status-${e.status}` },
+        { id: `ep-${e.id}`, className: classes.filter(Boolean).join(" ") },
         el("td", { className: "num", textContent: e.id }),
         el("td", { textContent: day(e.createdAt) }),
-        el("td", { textContent: e.text }),
+        eventCell(e),
         el("td", { className: `outcome-${e.outcome}`, textContent: e.outcome === "unknown" ? "" : e.outcome }),
-        el("td", { textContent: ["raw", "weekly", "monthly"][e.tier] }),
-        el("td", { textContent: e.status }),
+        el("td", { className: "tier", textContent: TIERS[e.tier] }),
+        statusCell(e),
         el("td", { className: "num", textContent: e.accessCount }),
         el("td", { className: "num" }, el("span", { className: "decay" }, el("i", { style: `width:${d * 100}%` })), fmt(d)),
       );
     }),
   );
+}
+
+// One finished nightly run: what it compacted, merged, clustered, promoted and evicted.
+function runView(n) {
+  const line = (label, ids, what) =>
+    ids?.length ? el("div", {}, el("b", { textContent: label }), ` ${ids.length} ${what}: ${ids.map((id) => `#${id}`).join(" ")}`) : null;
+  const compacted = (n.compacted ?? []).map((c) => {
+    const li = el(
+      "li",
+      { className: "compacted" },
+      `${c.tier >= 2 ? "monthly overview" : "weekly summary"} `,
+      ref(c.summary),
+      ` of ${c.sources.length} ${c.tier >= 2 ? "weekly summaries" : "episodes"}`,
+      c.keptHot.length ? ` (${c.keptHot.length} lesson${c.keptHot.length === 1 ? "" : "s"} kept hot)` : "",
+      ` · ${c.writtenBy}`,
+      c.llmRefused ? el("span", { className: "meta", textContent: ` · the model's text refused: ${c.llmRefused}` }) : null,
+    );
+    Object.assign(li.dataset, { summary: c.summary, tier: c.tier, sources: c.sources.length });
+    return li;
+  });
+  const parts = [
+    compacted.length ? el("div", {}, el("b", { textContent: "compacted" }), el("ul", {}, ...compacted)) : null,
+    line("merged", n.merged, "observations"),
+    line("clustered", n.clustered, "lesson observations"),
+    line("new", n.inserted, "observations"),
+    line("promoted", n.promoted, "rules"),
+    line("evicted", n.evicted, "episodes (a rule stands for them)"),
+    line("harmful", n.harmfulEpisodes, "episodes down-weighted"),
+    line("demoted", n.demotedRules, "rules"),
+    n.erasures?.length ? el("div", {}, el("b", { textContent: "erasures" }), ` ${n.erasures.length} carried out`) : null,
+  ].filter(Boolean);
+  return el(
+    "li",
+    { className: "run" },
+    el("div", { className: "meta", textContent: `${new Date(n.now).toISOString().slice(0, 16).replace("T", " ")} UTC · ${n.signalsRead} signal reads` }),
+    ...(parts.length ? parts : [el("div", { className: "meta", textContent: "nothing to do" })]),
+  );
+}
+
+async function refreshNightlyLog() {
+  const runs = await call("nightlyLog", ns());
+  $("nightly-log").replaceChildren(...runs.reverse().map(runView));
+  $("nightly-log-note").textContent = runs.length ? "" : "no finished run yet";
 }
 
 async function refreshFacts() {
@@ -152,7 +315,7 @@ async function refreshObservations() {
   );
 }
 
-const refresh = () => Promise.all([refreshTimeline(), refreshFacts(), refreshRules(), refreshObservations()]);
+const refresh = () => Promise.all([refreshTimeline(), refreshFacts(), refreshRules(), refreshObservations(), refreshNightlyLog()]);
 
 $("sample-signals").onclick = async () => {
   try {
@@ -166,9 +329,11 @@ $("sample-signals").onclick = async () => {
 $("nightly").onclick = async () => {
   try {
     const n = await call("nightly", ns());
+    const summaries = n.compacted?.length ?? 0;
     $("observations-note").textContent =
-      `nightly run: ${n.signalsRead} signal reads, ${n.inserted.length} new observations, ${n.promoted.length} rules promoted`;
-    await Promise.all([refreshObservations(), refreshRules()]);
+      `nightly run: ${n.signalsRead} signal reads, ${n.inserted.length} new observations, ${n.promoted.length} rules promoted, ` +
+      `${summaries} ${summaries === 1 ? "summary" : "summaries"} written, ${n.evicted?.length ?? 0} episodes evicted`;
+    await Promise.all([refreshObservations(), refreshRules(), refreshTimeline(), refreshNightlyLog()]);
   } catch (e) {
     showError($("observations-note"), e);
   }
@@ -185,7 +350,7 @@ function hitView(h, best) {
       { className: "top" },
       el("span", { className: "score", textContent: fmt(x.finalScore, 3) }),
       el("span", { className: "text", textContent: e.text }),
-      el("span", { className: "meta", textContent: day(e.createdAt) }),
+      el("span", { className: "meta", textContent: `#${e.id} · ${day(e.createdAt)}` }),
     ),
     el("div", { className: "bar" }, el("i", { style: `width:${(100 * x.finalScore) / best}%` })),
     el(
@@ -202,6 +367,8 @@ function hitView(h, best) {
       ].map(([k, v]) => el("span", {}, `${k} `, el("b", { textContent: typeof v === "number" ? fmt(v) : v }))),
       el("span", {}, ...x.sources.map((s) => el("span", { className: "chip", textContent: s }))),
       x.shadowedBy ? el("span", { className: "chip shadow", textContent: `shadowed by #${x.shadowedBy}` }) : null,
+      isCold(e) && e.group ? el("span", {}, "in summary ", ref(e.group)) : null,
+      isCold(e) && !e.group ? el("span", { textContent: `rule #${e.representedBy} stands for it` }) : null,
     ),
     x.terms.length
       ? el("div", { className: "terms", textContent: "matched: " + x.terms.map(([t, s]) => `${t} (${fmt(s)})`).join(", ") })
@@ -239,11 +406,23 @@ $("sample").onclick = async () => {
   await refresh();
 };
 
+$("sample-old-week").onclick = async () => {
+  try {
+    const week = sampleOldWeek();
+    for (const e of week) await call("remember", ns(), e);
+    status.textContent = `loaded ${week.length} events from the week of ${day(week[0].createdAt)}: run the nightly job to compact them`;
+    await refresh();
+  } catch (e) {
+    showError(status, e);
+  }
+};
+
 $("recall").onsubmit = async (ev) => {
   ev.preventDefault();
-  const text = new FormData(ev.target).get("text");
+  const f = new FormData(ev.target);
+  const text = f.get("text");
   try {
-    const r = await call("recall", ns(), { text, k: 5 });
+    const r = await call("recall", ns(), { text, k: 5, includeCold: f.get("cold") === "on" });
     const note = [];
     if (r.window) note.push(`time window ${day(r.window.from)} – ${day(r.window.to - 1)}`);
     if (r.windowDropped) note.push("nothing in the query's time window, so it was dropped");

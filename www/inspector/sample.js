@@ -18,6 +18,34 @@ export const SAMPLE = [
   createdAt: Date.now() - daysAgo * DAY,
 }));
 
+// One working week of a billing agent with one customer, six weeks ago (Monday to Thursday of
+// the same Monday-based UTC week, the engine's compaction week): more than 30 days old and at
+// least 5 rows, so the nightly job compacts it into one weekly summary. The failure with a
+// verdict is a lesson: it is summarised but stays recallable.
+export function sampleOldWeek(now = Date.now()) {
+  const start = Math.floor(now / DAY) - 45; // days since the epoch
+  const monday = (start - ((start + 3) % 7)) * DAY; // 1970-01-01 was a Thursday
+  return [
+    ["Sent invoice INV-2041 for 480 EUR to Acme GmbH", "success", ""],
+    ["Acme GmbH asked for the delivery on Friday instead of Wednesday", "", ""],
+    ["Payment reminder for INV-2041 bounced: it went to the sales inbox", "failure", "send payment reminders to accounts payable, not to sales"],
+    ["Decided to bill Acme GmbH quarterly instead of monthly", "", "they asked for fewer, larger invoices"],
+    ["Sent invoice INV-2042 for 1,120 EUR to Acme GmbH", "success", ""],
+    ["Reconciled the Acme GmbH payments of the week", "success", ""],
+    ["Next: send Acme GmbH the updated price list", "", ""],
+    ["Sent invoice INV-2043 for 260 EUR to Acme GmbH", "success", ""],
+    ["Exported the Acme GmbH ledger for the accountant", "success", ""],
+  ].map(([text, outcome, verdict], i) => ({
+    text,
+    outcome: outcome || undefined,
+    verdict,
+    agent: "billing",
+    entities: ["Acme GmbH"],
+    tags: ["billing"],
+    createdAt: monday + (8 + 10 * i) * 3_600_000, // Monday 08:00 to Thursday 16:00 UTC
+  }));
+}
+
 // A mail agent's drafts and what the user sent, five days ago: semicolons removed every time,
 // opening pleasantries removed for technical clients.
 export function sampleSignals() {

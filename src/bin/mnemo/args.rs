@@ -218,12 +218,17 @@ pub struct Recall {
     /// How many episodes to return (at most 10000)
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=MAX_K))]
     pub k: u64,
+    /// Also search cold records: episodes compaction summarised and episodes a rule now
+    /// represents (full history search). Without it a summary stands for its sources.
+    #[arg(long)]
+    pub include_cold: bool,
 }
 
 impl Recall {
     /// The query as the engine's JSON.
     pub fn json(&self) -> Result<Value, String> {
-        Ok(json!({"text": joined(&self.query, "recall")?, "k": self.k}))
+        Ok(json!({"text": joined(&self.query, "recall")?, "k": self.k,
+            "includeCold": self.include_cold}))
     }
 }
 

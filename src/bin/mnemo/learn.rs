@@ -30,6 +30,8 @@ pub trait Calls {
     fn outcome(&mut self, ns: &str, id: u64, outcome: &str, now: i64) -> Result<String, String>;
     /// `outcome_report_json`.
     fn report(&mut self, ns: &str) -> Result<String, String>;
+    /// `stats_json`.
+    fn stats(&mut self, ns: &str, now: i64) -> Result<String, String>;
 }
 
 /// The learning loop's commands.
@@ -49,8 +51,9 @@ pub enum Learn {
         #[arg(value_name = "FILE.jsonl")]
         file: PathBuf,
     },
-    /// Run the nightly job: merge duplicate observations, detect patterns in the last 30 days
-    /// of signals, promote rules, act on outcomes
+    /// Run the nightly job: compact old episodes into weekly and monthly summaries, merge
+    /// duplicate observations, cluster recurring lessons, detect patterns in the last 30 days
+    /// of signals, promote rules, evict what rules represent, act on outcomes
     Nightly {
         /// Stop after about this many records read or written; the next run continues
         #[arg(long, value_name = "N")]
@@ -58,6 +61,9 @@ pub enum Learn {
     },
     /// Run the pattern detector now (at most 3 new observations)
     Observe,
+    /// Count the episodes per compaction tier and status, retrievable and cold, and the
+    /// namespace's bytes (--json: {episodes, retrievable, cold, tiers, statuses, bytes})
+    Stats,
     /// List the observations the engine counted (open ones; --all for every status)
     Observations {
         /// Include rejected and merged observations
@@ -132,6 +138,7 @@ pub fn run(g: &Globals, cmd: &Learn, calls: &mut dyn Calls) -> Result<(), String
         }
         Learn::Nightly { budget } => calls.nightly(ns, now, *budget)?,
         Learn::Observe => calls.observe(ns, now)?,
+        Learn::Stats => calls.stats(ns, now)?,
         Learn::Observations { all } => {
             let statuses = if *all { Vec::new() } else { vec!["open".to_string()] };
             calls.observations(ns, &statuses)?
@@ -173,6 +180,17 @@ pub fn run(g: &Globals, cmd: &Learn, calls: &mut dyn Calls) -> Result<(), String
                     v["work"]
                 );
             }
+            let compacted = v["compacted"].as_array().cloned().unwrap_or_default();
+            for tier in [1, 2] {
+                let of: Vec<&Value> =
+                    compacted.iter().filter(|c| c["tier"].as_u64() == Some(tier)).collect();
+                let sources: usize =
+                    of.iter().map(|c| c["sources"].as_array().map_or(0, Vec::len)).sum();
+                let what = if tier == 1 { "weekly summaries" } else { "monthly overviews" };
+                println!("  {what}: {} (of {sources} records)", of.len());
+            }
+            println!("  lesson observations from episode clusters: {}", ids(&v["clustered"]));
+            println!("  episodes evicted (a rule represents them): {}", ids(&v["evicted"]));
             println!("  signals read: {}", v["signalsRead"]);
             println!("  new observations: {}", ids(&v["inserted"]));
             println!("  recounted: {}", ids(&v["updated"]));
@@ -180,6 +198,19 @@ pub fn run(g: &Globals, cmd: &Learn, calls: &mut dyn Calls) -> Result<(), String
             println!("  rules promoted: {}", ids(&v["promoted"]));
             println!("  harmful episodes down-weighted: {}", ids(&v["harmfulEpisodes"]));
             println!("  rules demoted by outcomes: {}", ids(&v["demotedRules"]));
+        }
+        Learn::Stats => {
+            let t = &v["tiers"];
+            let st = &v["statuses"];
+            println!(
+                "{} episodes: {} retrievable, {} cold; {} bytes",
+                v["episodes"], v["retrievable"], v["cold"], v["bytes"]
+            );
+            println!("  tiers: raw {}, weekly {}, monthly {}", t["raw"], t["weekly"], t["monthly"]);
+            println!(
+                "  statuses: raw {}, active {}, superseded {}, rejected {}",
+                st["raw"], st["active"], st["superseded"], st["rejected"]
+            );
         }
         Learn::Observe => {
             println!("read {} signals, found {} patterns", v["signals"], v["found"]);

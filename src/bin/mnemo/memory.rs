@@ -62,7 +62,8 @@ pub fn recall(g: &Globals, a: &args::Recall) -> Result<(), String> {
         println!("{}", engine.recall_json(&g.ns, &q, g.now(), None).map_err(err)?);
         return Ok(());
     }
-    let query = Query::new(args::joined(&a.query, "recall")?, a.k as usize);
+    let mut query = Query::new(args::joined(&a.query, "recall")?, a.k as usize);
+    query.include_cold = a.include_cold;
     let r = engine.recall(&g.ns, &query, g.now()).map_err(err)?;
     if let Some(t) = &r.time {
         let w = r.window.map_or("dropped: nothing in it".into(), |w| {
@@ -90,6 +91,13 @@ pub fn recall(g: &Globals, a: &args::Recall) -> Result<(), String> {
             "   bm25 {:.2} [{}] -> lex {:.2} | cosine {:.3} -> sim {:.2} | fused {:.3} | {:.1} days since last access | via {}",
             x.bm25, terms.join(", "), x.lex, x.cosine, x.sim, x.fused, x.age_days, x.sources.join("+")
         );
+        if !e.evidence.is_empty() {
+            let ids: Vec<String> = e.evidence.iter().map(|i| format!("#{i}")).collect();
+            println!("   summarises {} (mnemo recall --include-cold reaches them)", ids.join(" "));
+        }
+        if e.represented_by != 0 {
+            println!("   cold: rule #{} now represents it", e.represented_by);
+        }
         if let Some(by) = x.shadowed_by {
             let f = engine.config().scoring.shadow_penalty;
             println!("   shadowed by #{by} (newer, nearly the same): score x {f}");
@@ -353,5 +361,8 @@ impl crate::learn::Calls for Store {
     }
     fn report(&mut self, ns: &str) -> Result<String, String> {
         self.outcome_report_json(ns).map_err(err)
+    }
+    fn stats(&mut self, ns: &str, now: i64) -> Result<String, String> {
+        self.stats_json(ns, now).map_err(err)
     }
 }
