@@ -315,3 +315,95 @@ fn store_digest(store: &MemoryStore) -> String {
     }
     format!("{:016x}", crate::engine::snapshot::hash(&bytes))
 }
+
+/// What [`compaction`] measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CompactionReport {
+    /// Raw episodes stored (a year of history).
+    pub episodes: usize,
+    /// Milliseconds to store them (host vectors, one batch each).
+    pub ingest_ms: f64,
+    /// Milliseconds of one nightly run with compaction and consolidation, a year after the
+    /// first episode.
+    pub nightly_ms: f64,
+    /// Its work units (records read or written).
+    pub work: u64,
+    /// Weekly summaries written.
+    pub weekly: usize,
+    /// Monthly overviews written.
+    pub monthly: usize,
+    /// Raw episodes per weekly summary.
+    pub tier1_ratio: f64,
+    /// Raw episodes per monthly overview.
+    pub tier2_ratio: f64,
+    /// Records a recall can return, before and after the run.
+    pub retrievable_before: u64,
+    /// After.
+    pub retrievable_after: u64,
+    /// Memory held after the run minus before it, MB (native: resident set; wasm: linear
+    /// memory, which only grows, so this is the run's peak).
+    pub memory_growth_mb: f64,
+    /// A hash of every key and value in the store afterwards (equal natively and in wasm).
+    pub digest: String,
+}
+
+/// A year of agent history: `n` episodes of 8 agents × 50 contacts, one in 40 a failure with a
+/// verdict (half of those repeating one of 20 lessons on its situation), the rest routine
+/// successes and notes, with E5-shaped host vectors; then one nightly run at the year's end.
+pub fn compaction(n: usize, clock: &mut dyn FnMut() -> f64) -> CompactionReport {
+    let config = Config { vector_model: "synthetic@1".into(), dim: 384, ..Config::default() };
+    let mut engine = Engine::new(MemoryStore::new(), config);
+    let vectors = e5_like(n, 384, 11);
+    let words = texts(n, 12);
+    let start = crate::time::days_from_civil(2025, 1, 6) * crate::time::DAY;
+    let span = 365 * crate::time::DAY;
+    let mut rng = Rng::new(13);
+    let t = clock();
+    for (i, (v, text)) in vectors.iter().zip(&words).enumerate() {
+        let at = start + (i as i64 * span) / n.max(1) as i64;
+        let mut e = Episode::new(format!("{text} #{i}"), at);
+        e.agent = format!("agent{}", rng.next_u64() % 8);
+        e.entities = vec![format!("contact{}", rng.next_u64() % 50)];
+        e.kind = "tool_call".into();
+        e.situation.tool = format!("tool{}", rng.next_u64() % 12);
+        match rng.next_u64() % 40 {
+            0 => {
+                let lesson = rng.next_u64() % 20;
+                e.outcome = crate::record::Outcome::Failure;
+                e.situation.error_class = format!("class{lesson}");
+                e.verdict = format!("lesson {lesson}: check the input first");
+            }
+            1..=24 => e.outcome = crate::record::Outcome::Success,
+            _ => {}
+        }
+        engine.remember("bench", e, Some(v)).expect("a valid episode");
+    }
+    let ingest_ms = clock() - t;
+    let now = start + span + crate::time::DAY;
+    let before = engine.stats("bench", now).expect("stats").retrievable;
+    let mem0 = memory_bytes();
+    let t = clock();
+    let r = engine.nightly("bench", now, None).expect("the nightly job runs");
+    let nightly_ms = clock() - t;
+    let memory_growth_mb = memory_bytes().saturating_sub(mem0) as f64 / 1e6;
+    let after = engine.stats("bench", now).expect("stats").retrievable;
+    let weekly: Vec<_> = r.compacted.iter().filter(|c| c.tier == 1).collect();
+    let monthly: Vec<_> = r.compacted.iter().filter(|c| c.tier == 2).collect();
+    let raw: usize = weekly.iter().map(|c| c.sources.len()).sum();
+    let tier1_ratio = raw as f64 / weekly.len().max(1) as f64;
+    let weeks: usize = monthly.iter().map(|c| c.sources.len()).sum();
+    CompactionReport {
+        episodes: n,
+        ingest_ms,
+        nightly_ms,
+        work: r.work,
+        weekly: weekly.len(),
+        monthly: monthly.len(),
+        tier1_ratio,
+        tier2_ratio: weeks as f64 / monthly.len().max(1) as f64 * tier1_ratio,
+        retrievable_before: before,
+        retrievable_after: after,
+        memory_growth_mb,
+        digest: store_digest(engine.store()),
+    }
+}

@@ -336,3 +336,54 @@ fn privacy_commands_export_import_and_forget_with_a_receipt() {
     let (ok, out, _) = run("ana", &["quarantined"]);
     assert!(ok && out.trim() == "[]", "{out}");
 }
+
+#[test]
+fn nightly_compacts_and_stats_and_include_cold_show_it() {
+    let d = dir("compact");
+    let store = d.to_str().unwrap();
+    let lines: Vec<String> = (0..8)
+        .map(|i| {
+            serde_json::json!({"ts": format!("2024-10-0{}T{}:00:00Z", 1 + i % 5, 10 + i),
+                "text": format!("Sent invoice INV-70{i} to Acme"), "agent": "billing",
+                "entities": ["Acme"], "outcome": "success", "tool": "mail"})
+            .to_string()
+        })
+        .collect();
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let file = write(&d.join("week.jsonl"), &lines);
+    let at = ["--store", store, "--at", "2024-11-20T12:00:00Z"];
+    let run = |args: &[&str]| {
+        let all: Vec<&str> = args.iter().chain(at.iter()).copied().collect();
+        let (ok, out, err) = mnemo(&all);
+        assert!(ok, "{args:?}: {err}");
+        out
+    };
+    run(&["ingest", &file]);
+    let n = one_json(&run(&["nightly", "--json"]));
+    let c = &n["compacted"][0];
+    assert_eq!(
+        (c["tier"].as_u64(), c["sources"].as_array().map(Vec::len)),
+        (Some(1), Some(8)),
+        "{n}"
+    );
+    let s = one_json(&run(&["stats", "--json"]));
+    assert_eq!(s["episodes"], 9, "{s}");
+    assert_eq!((s["retrievable"].as_u64(), s["cold"].as_u64()), (Some(1), Some(8)), "{s}");
+    assert_eq!(s["tiers"], serde_json::json!({"raw": 8, "weekly": 1, "monthly": 0}), "{s}");
+    assert!(s["bytes"].as_u64().unwrap() > 0, "{s}");
+    assert!(run(&["stats"]).contains("1 retrievable, 8 cold"));
+    let warm = one_json(&run(&["recall", "invoice", "INV-703", "--k", "1", "--json"]));
+    let top = &warm["hits"][0]["episode"];
+    assert_eq!(
+        (top["tier"].as_u64(), top["evidence"].as_array().map(Vec::len)),
+        (Some(1), Some(8)),
+        "{warm}"
+    );
+    let text = run(&["recall", "invoice", "INV-703", "--k", "1"]);
+    assert!(text.contains("summarises #1"), "{text}");
+    let cold = one_json(&run(&["recall", "invoice", "INV-703", "--include-cold", "--json"]));
+    let hits = cold["hits"].as_array().unwrap();
+    let source = hits.iter().map(|h| &h["episode"]).find(|e| e["status"] == "superseded");
+    assert_eq!(source.and_then(|e| e["text"].as_str()), Some("Sent invoice INV-703 to Acme"));
+    assert!(hits.iter().any(|h| h["explanation"]["sources"].to_string().contains("cold")));
+}

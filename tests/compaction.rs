@@ -479,3 +479,22 @@ fn a_task_memory_leaves_recall_when_it_expires() {
     assert_eq!(e.episode(NS, id).unwrap().expires_at, t0() + DAY, "kept, not deleted");
     let _ = vector("x");
 }
+
+/// The compaction workload is deterministic; its digest is kept for the wasm test
+/// (`tests/js/engine.test.mjs`), which checks the wasm build writes the same store bit for bit.
+#[test]
+fn compaction_is_deterministic_and_its_digest_is_kept_for_wasm() {
+    let mut clock = || 0.0;
+    let a = mnemo::bench::compaction(3_000, &mut clock);
+    let b = mnemo::bench::compaction(3_000, &mut clock);
+    assert_eq!(a.digest, b.digest);
+    assert!(a.weekly > 100 && a.monthly > 10, "{a:?}");
+    assert!(a.retrievable_after * 4 < a.retrievable_before, "{a:?}");
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"),
+        Into::into,
+    );
+    std::fs::create_dir_all(&target).unwrap();
+    let json = serde_json::json!({"n": 3000, "digest": a.digest, "weekly": a.weekly, "monthly": a.monthly});
+    std::fs::write(target.join("compaction-digest-native.json"), json.to_string()).unwrap();
+}

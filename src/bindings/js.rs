@@ -31,6 +31,15 @@ pub fn bench_nightly(days: u32, per_day: u32, clock: &js_sys::Function) -> Resul
     serde_json::to_string(&report).map_err(|e| JsValue::from_str(&e.to_string()))
 }
 
+/// Runs the compaction benchmark workload ([`crate::bench::compaction`]) in this wasm instance
+/// and returns its report as a JSON string.
+#[wasm_bindgen(js_name = benchCompaction)]
+pub fn bench_compaction(n: u32, clock: &js_sys::Function) -> Result<String, JsValue> {
+    let mut now = || clock.call0(&JsValue::NULL).ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+    let report = crate::bench::compaction(n as usize, &mut now);
+    serde_json::to_string(&report).map_err(|e| JsValue::from_str(&e.to_string()))
+}
+
 /// Bytes of linear memory this wasm instance holds (it only grows).
 #[wasm_bindgen(js_name = memoryBytes)]
 pub fn memory_bytes() -> f64 {

@@ -480,14 +480,17 @@ mod tests {
     #[test]
     fn redundant_lines_go_by_embedding() {
         let sources: Vec<Episode> = (1..=5)
-            .map(|i| {
-                ep(i, &format!("Login failed for user U{i}"), Outcome::Failure, "expired token")
-            })
+            .map(|i| ep(i, "Login failed for the admin user", Outcome::Failure, "expired token"))
             .collect();
         let v = vec![Some(vec![1.0, 0.0]); 5];
         let s = weekly(&sources, &v, 400, 0.95);
-        assert_eq!(s.lessons, vec!["Login failed for user U1 — expired token (×5)"]);
+        assert_eq!(s.lessons, vec!["Login failed for the admin user — expired token (×5)"]);
         assert_eq!(s.omitted, 0);
+        // The same meaning with another identifier is another fact: kept.
+        let mut other = sources.clone();
+        other[4].text = "Login failed for the admin user on host H7".into();
+        let s = weekly(&other, &v, 400, 0.95);
+        assert_eq!(s.lessons.len(), 2, "{:?}", s.lessons);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //!   (which also waives the 48-hour wait before promotion: the wait exists so the user can
 //!   reject a lesson before it is acted on, and they have just accepted it).
 //! - **Wrong** marks it rejected, deletes its embedding, demotes the rule promoted from it,
-//!   marks the episodes its signals point at rejected, and writes a reverse signal: the
+//!   marks the episodes its signals point at (and a lesson observation's episodes) rejected, and writes a reverse signal: the
 //!   detector skips the pattern (and its near-duplicates) for good. One atomic batch.
 //!
 //! [`Engine::promote`] turns an observation into an active rule when its confidence is high
@@ -104,9 +104,15 @@ impl<S: KvStore> Engine<S> {
                     }
                 }
             }
+            // The episodes behind it: those its signals point at, and for a lesson observation
+            // of consolidation the episodes it was clustered from.
+            let mut sources = Vec::new();
             for sid in &o.support {
                 let Some(s) = self.signal_by_id(ns, *sid)? else { continue };
-                let Some(e) = s.episode else { continue };
+                sources.extend(s.episode);
+            }
+            sources.extend(o.episodes.iter().copied());
+            for e in sources {
                 if rejected_episodes.contains(&e) {
                     continue;
                 }

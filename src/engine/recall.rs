@@ -292,11 +292,22 @@ fn context_gap(scoring: &Scoring) -> Option<i64> {
 /// The episodes just before and after `h` in time, when created within `gap` ms of it.
 fn neighbours(space: &Space, h: &Hot, gap: i64) -> [Option<u64>; 2] {
     use std::ops::Bound::{Excluded, Unbounded};
+    // Summaries are not turns of a conversation: they have no neighbours and are none.
+    if h.tier > 0 {
+        return [None, None];
+    }
     let key = (h.created_at, h.id);
     let near = |&&(t, _): &&(i64, u64)| (t - h.created_at).abs() <= gap;
+    let raw = |&&(_, id): &&(i64, u64)| space.episodes.hot(id).is_some_and(|x| x.tier == 0);
     [
-        space.by_time.range((Unbounded, Excluded(key))).next_back().filter(near).map(|p| p.1),
-        space.by_time.range((Excluded(key), Unbounded)).next().filter(near).map(|p| p.1),
+        space
+            .by_time
+            .range((Unbounded, Excluded(key)))
+            .rev()
+            .take_while(near)
+            .find(raw)
+            .map(|p| p.1),
+        space.by_time.range((Excluded(key), Unbounded)).take_while(near).find(raw).map(|p| p.1),
     ]
 }
 

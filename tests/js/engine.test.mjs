@@ -195,6 +195,54 @@ test("the wasm build learns bit for bit what the native build learns", async (t)
   assert.equal(wasm.digest, native.digest);
 });
 
+test("the wasm build compacts bit for bit what the native build compacts", async () => {
+  const { readFileSync, existsSync } = await import("node:fs");
+  const target = process.env.CARGO_TARGET_DIR ?? join(import.meta.dirname, "../../target");
+  const file = join(target, "compaction-digest-native.json");
+  assert.ok(existsSync(file), `${file} is missing: run cargo test --test compaction first (tools/test does)`);
+  const native = JSON.parse(readFileSync(file, "utf8"));
+  const glue = await import("../../pkg/wasm/mnemo.js");
+  glue.initSync({ module: readFileSync(join(import.meta.dirname, "../../pkg/wasm/mnemo_bg.wasm")) });
+  const wasm = JSON.parse(glue.benchCompaction(native.n, () => performance.now()));
+  assert.equal(wasm.weekly, native.weekly);
+  assert.equal(wasm.monthly, native.monthly);
+  assert.equal(wasm.digest, native.digest);
+});
+
+test("compaction through the package: stats, evidence, includeCold, nightlyLog, task memory", async () => {
+  const mem = await Mnemo.open(new MemoryStorage(), { vectorModel: "test@1", dim: 3 });
+  const day = 86_400_000;
+  const t0 = Date.UTC(2025, 0, 6, 9);
+  for (let i = 0; i < 8; i++) {
+    await mem.remember(
+      "ana",
+      { text: `sent invoice INV-${500 + i} to Acme`, createdAt: t0 + i * 3_600_000, agent: "billing", entities: ["Acme"], outcome: "success" },
+      { vector: [1, i / 10, 0] },
+    );
+  }
+  await mem.remember("ana", { text: "temporary: the door code is 4411", createdAt: t0 + 40 * day, ttlMs: day }, { vector: [0, 0, 1] });
+  const now = t0 + 40 * day + 3_600_000;
+  const n = await mem.nightly("ana", { now });
+  assert.equal(n.compacted.length, 1);
+  assert.deepEqual(n.compacted[0].sources.length, 8);
+  const s = await mem.stats("ana", { now });
+  assert.deepEqual(s.tiers, { raw: 9, weekly: 1, monthly: 0 });
+  assert.equal(s.cold, 8);
+  assert.equal(s.retrievable, 2);
+  const warm = await mem.recall("ana", { text: "INV-503", k: 3, touch: false }, { now, vector: [1, 0.3, 0] });
+  assert.equal(warm.hits[0].episode.tier, 1);
+  assert.equal(warm.hits[0].episode.evidence.length, 8);
+  assert.ok(warm.hits.every((h) => h.episode.status !== "superseded"));
+  const cold = await mem.recall("ana", { text: "INV-503", k: 10, touch: false, includeCold: true }, { now, vector: [1, 0.3, 0] });
+  assert.ok(cold.hits.some((h) => h.episode.text === "sent invoice INV-503 to Acme" && h.explanation.sources.includes("cold")));
+  const later = now + 2 * day;
+  const expired = await mem.recall("ana", { text: "door code", k: 10, touch: false }, { now: later, vector: [0, 0, 1] });
+  assert.ok(expired.hits.every((h) => !h.episode.text.includes("door code")), "an expired task memory is not recalled");
+  const log = await mem.nightlyLog("ana");
+  assert.equal(log.length, 1);
+  assert.equal(log[0].compacted[0].summary, n.compacted[0].summary);
+});
+
 test("a host language model may reword observations, and only faithfully", async () => {
   const sig = (i) => ({
     ts: `2025-03-01T09:${String(10 + i).padStart(2, "0")}:00+01:00`,
