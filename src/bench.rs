@@ -64,6 +64,28 @@ fn word(rng: &mut Rng) -> String {
     format!("{}{}{}", syl(id), syl(id / 20), syl(id / 400))
 }
 
+/// [`e5_like`] with only additions, multiplications and square roots (an Irwin–Hall normal
+/// instead of Box–Muller's `ln` and `cos`, whose last bits differ between the platform's libm
+/// and wasm's): the same vectors bit for bit natively and in wasm, for workloads whose stored
+/// bytes are compared across the two.
+pub fn e5_like_portable(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
+    let mut rng = Rng(seed | 1);
+    let mut normal = move || {
+        (0..12).map(|_| (rng.next_u64() % 1_000_000) as f32 / 1_000_000.0).sum::<f32>() - 6.0
+    };
+    let mut vec = |dim: usize| unit((0..dim).map(|_| normal()).collect());
+    let common = vec(dim);
+    let topics: Vec<Vec<f32>> = (0..1000).map(|_| vec(dim)).collect();
+    let mut pick = Rng(seed.rotate_left(17) | 1);
+    (0..n)
+        .map(|_| {
+            let t = &topics[(pick.next_u64() % 1000) as usize];
+            let noise = vec(dim);
+            unit((0..dim).map(|i| 0.85 * common[i] + 0.45 * t[i] + 0.3 * noise[i]).collect())
+        })
+        .collect()
+}
+
 /// `n` texts of 12 words.
 pub fn texts(n: usize, seed: u64) -> Vec<String> {
     let mut rng = Rng::new(seed);
@@ -347,23 +369,25 @@ pub struct CompactionReport {
     pub digest: String,
 }
 
-/// A year of agent history: `n` episodes of 8 agents × 50 contacts, one in 40 a failure with a
+/// A year of agent history: `n` episodes of 8 agents × `n / 2000` contacts (at least one: about
+/// 250 episodes a year, 5 a week, per agent and contact), one in 40 a failure with a
 /// verdict (half of those repeating one of 20 lessons on its situation), the rest routine
 /// successes and notes, with E5-shaped host vectors; then one nightly run at the year's end.
 pub fn compaction(n: usize, clock: &mut dyn FnMut() -> f64) -> CompactionReport {
     let config = Config { vector_model: "synthetic@1".into(), dim: 384, ..Config::default() };
     let mut engine = Engine::new(MemoryStore::new(), config);
-    let vectors = e5_like(n, 384, 11);
+    let vectors = e5_like_portable(n, 384, 11);
     let words = texts(n, 12);
     let start = crate::time::days_from_civil(2025, 1, 6) * crate::time::DAY;
     let span = 365 * crate::time::DAY;
     let mut rng = Rng::new(13);
+    let contacts = (n / 2000).max(1) as u64;
     let t = clock();
     for (i, (v, text)) in vectors.iter().zip(&words).enumerate() {
         let at = start + (i as i64 * span) / n.max(1) as i64;
         let mut e = Episode::new(format!("{text} #{i}"), at);
         e.agent = format!("agent{}", rng.next_u64() % 8);
-        e.entities = vec![format!("contact{}", rng.next_u64() % 50)];
+        e.entities = vec![format!("contact{}", rng.next_u64() % contacts)];
         e.kind = "tool_call".into();
         e.situation.tool = format!("tool{}", rng.next_u64() % 12);
         match rng.next_u64() % 40 {
