@@ -195,7 +195,7 @@ mod tests {
 
     #[test]
     fn observations_round_trip() {
-        let mut o = Observation {
+        let o = Observation {
             id: 3,
             pattern: "email|removed:semicolon|".into(),
             category: Category::WritingStyle,
