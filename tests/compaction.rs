@@ -498,3 +498,68 @@ fn compaction_is_deterministic_and_its_digest_is_kept_for_wasm() {
     let json = serde_json::json!({"n": 3000, "digest": a.digest, "weekly": a.weekly, "monthly": a.monthly});
     std::fs::write(target.join("compaction-digest-native.json"), json.to_string()).unwrap();
 }
+
+/// The ids a hit stands for: itself, and through a summary's evidence index (monthly →
+/// weekly → raw) every record it summarises.
+fn expand(e: &mut Engine<MemoryStore>, episode: Episode) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut stack = vec![episode];
+    while let Some(x) = stack.pop() {
+        out.push(x.id);
+        for id in &x.evidence {
+            stack.push(e.episode(NS, *id).unwrap());
+        }
+    }
+    out
+}
+
+fn recall_at_10(e: &mut Engine<MemoryStore>, queries: &[(String, Vec<u64>)], now: i64) -> f64 {
+    let mut total = 0.0;
+    for (text, relevant) in queries {
+        let mut q = Query::new(text.as_str(), 10);
+        q.touch = false;
+        let mut found = std::collections::BTreeSet::new();
+        for h in e.recall(NS, &q, now).unwrap().hits {
+            found.extend(expand(e, h.episode).into_iter().filter(|id| relevant.contains(id)));
+        }
+        total += found.len() as f64 / relevant.len().min(10) as f64;
+    }
+    total / queries.len() as f64
+}
+
+#[test]
+fn recall_on_a_year_of_history_does_not_drop_after_compaction() {
+    let mut e = engine();
+    let ids = history(&mut e, 4);
+    let now = now_after_year();
+    let mut queries = Vec::new();
+    // Exact identifiers of 40 episodes spread over the year.
+    for k in 0..40 {
+        let id = ids[(k * 37) % ids.len()];
+        let text = e.episode(NS, id).unwrap().text;
+        let ident = text.split_whitespace().last().unwrap().to_string();
+        queries.push((format!("invoice {ident}"), vec![id]));
+    }
+    // Topics: one routine task with one contact (many relevant records).
+    for (r, routine) in ROUTINE.iter().enumerate() {
+        for (c, contact) in CONTACTS.iter().enumerate() {
+            let relevant: Vec<u64> = ids
+                .iter()
+                .enumerate()
+                .filter(|(n, _)| n % ROUTINE.len() == r && n % CONTACTS.len() == c)
+                .map(|(_, id)| *id)
+                .collect();
+            if !relevant.is_empty() {
+                queries.push((format!("{contact} {routine}"), relevant));
+            }
+        }
+    }
+    let before = recall_at_10(&mut e, &queries, now);
+    e.nightly(NS, now, None).unwrap();
+    let after = recall_at_10(&mut e, &queries, now);
+    println!(
+        "12-month history, {} queries: recall@10 {before:.3} without compaction, {after:.3} with",
+        queries.len()
+    );
+    assert!(after >= before, "recall@10 {after:.3} after compaction < {before:.3} before");
+}

@@ -75,4 +75,18 @@ fn a_store_written_at_99df7d9_opens_and_answers_the_same() {
     // And today's writes go on top of the old records.
     e.write_fact("team", &mnemo::engine::FactInput::new("new.key", "v"), now).unwrap();
     assert!(e.rules("team", &[]).unwrap().iter().any(|r| r.text.contains("lockfile")));
+    // A store written before compaction existed compacts like any other.
+    let before = e.stats("team", now).unwrap();
+    let night = e.nightly("team", now, None).unwrap();
+    assert!(night.done && !night.compacted.is_empty(), "{night:?}");
+    let after = e.stats("team", now).unwrap();
+    assert!(after.tiers.weekly > 0 && after.cold > 0, "{after:?}");
+    assert!(after.retrievable < before.retrievable, "{before:?} → {after:?}");
+    let c = &night.compacted[0];
+    let source = e.episode("team", c.sources[0]).unwrap();
+    assert_eq!(source.group, c.summary, "the old record is kept, superseded, in its group");
+    let summary = e.episode("team", c.summary).unwrap();
+    let mut q = Query::new(summary.text.lines().next().unwrap_or("x"), 5);
+    q.include_cold = true;
+    assert!(!e.recall("team", &q, now).unwrap().hits.is_empty());
 }

@@ -55,6 +55,17 @@ pub struct Compacted {
     pub llm_refused: String,
 }
 
+/// The groups a budgeted call planned and did not write, kept in memory for the next call of
+/// the same run while no episode entered or left the indexes since (otherwise the next call
+/// plans again — which gives the same groups, `compact::group`'s docs say why; the cache only
+/// saves reading every eligible record once per call).
+pub(crate) struct PlanCache {
+    tier: u8,
+    now: i64,
+    generation: u64,
+    groups: std::collections::VecDeque<Vec<u64>>,
+}
+
 /// True for an episode that holds a lesson: it stays recallable after compaction.
 pub(crate) fn is_lesson(e: &Episode) -> bool {
     (matches!(e.outcome, Outcome::Failure | Outcome::Partial) && !e.verdict.is_empty())
@@ -91,53 +102,78 @@ impl<S: KvStore> Engine<S> {
     ) -> Result<(Vec<Compacted>, u64, bool)> {
         let c = self.config.compaction.clone();
         let space = self.space(ns)?;
-        let after = if tier == 1 { c.weekly_after_days } else { c.monthly_after_days };
-        let cutoff = now.saturating_sub(after.saturating_mul(DAY));
-        let mut items = Vec::new();
-        let mut units = 0u64;
-        for h in space.episodes.hots() {
-            let wanted = if tier == 1 {
-                h.status == Status::Raw && h.tier == 0
-            } else {
-                h.status == Status::Active && h.tier == 1
-            };
-            if !wanted || h.created_at >= cutoff {
-                continue;
+        let cached = space
+            .compaction_plan
+            .take()
+            .filter(|p| (p.tier, p.now, p.generation) == (tier, now, space.generation));
+        let (groups, mut units) = match cached {
+            Some(p) => (p.groups, 1),
+            None => {
+                let (groups, units) = plan(space, now, tier, &c)?;
+                (groups.into(), units)
             }
-            let Some(e) = space.episodes.get(h.id)? else { continue };
-            units += 1;
-            if e.group != 0 {
-                continue; // a lesson kept hot from an earlier summary
-            }
-            let contact = if tier == 1 {
-                contact(&e)
-            } else {
-                parse_summary(&e).map(|s| s.contact).unwrap_or_else(|| contact(&e))
-            };
-            items.push(Item {
-                id: e.id,
-                created_at: e.created_at,
-                agent: e.agent.clone(),
-                contact,
-            });
-        }
-        items.sort_by_key(|it| it.id);
-        let groups = if tier == 1 { plan_weekly(&items, now, &c) } else { plan_monthly(&items) };
+        };
+        let mut groups: std::collections::VecDeque<Vec<u64>> = groups;
         let mut out = Vec::new();
-        let mut finished = true;
-        for g in groups {
+        while let Some(g) = groups.pop_front() {
             // At least one group per call, so that a budget smaller than the planning read
             // still makes progress.
             if units >= budget && !out.is_empty() {
-                finished = false;
+                groups.push_front(g);
                 break;
             }
             units += g.len() as u64 + 1;
             out.push(self.write_group(ns, tier, &g)?);
         }
+        let finished = groups.is_empty();
+        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        if !finished {
+            let generation = space.generation;
+            space.compaction_plan = Some(PlanCache { tier, now, generation, groups });
+        }
         Ok((out, units, finished))
     }
+}
 
+/// Plans the groups of tier `tier` at `now` (`compact::group`); returns them and the records
+/// read.
+fn plan(
+    space: &super::space::Space,
+    now: i64,
+    tier: u8,
+    c: &crate::compact::Compaction,
+) -> Result<(Vec<Vec<u64>>, u64)> {
+    let after = if tier == 1 { c.weekly_after_days } else { c.monthly_after_days };
+    let cutoff = now.saturating_sub(after.saturating_mul(DAY));
+    let mut items = Vec::new();
+    let mut units = 0u64;
+    for h in space.episodes.hots() {
+        let wanted = if tier == 1 {
+            h.status == Status::Raw && h.tier == 0
+        } else {
+            h.status == Status::Active && h.tier == 1
+        };
+        if !wanted || h.created_at >= cutoff {
+            continue;
+        }
+        let Some(e) = space.episodes.get(h.id)? else { continue };
+        units += 1;
+        if e.group != 0 {
+            continue; // a lesson kept hot from an earlier summary
+        }
+        let contact = if tier == 1 {
+            contact(&e)
+        } else {
+            parse_summary(&e).map(|s| s.contact).unwrap_or_else(|| contact(&e))
+        };
+        items.push(Item { id: e.id, created_at: e.created_at, agent: e.agent.clone(), contact });
+    }
+    items.sort_by_key(|it| it.id);
+    let groups = if tier == 1 { plan_weekly(&items, now, c) } else { plan_monthly(&items) };
+    Ok((groups, units))
+}
+
+impl<S: KvStore> Engine<S> {
     /// Summarises the records `ids` (oldest first) into one tier-`tier` summary, in one batch.
     fn write_group(&mut self, ns: &Namespace, tier: u8, ids: &[u64]) -> Result<Compacted> {
         let c = self.config.compaction.clone();

@@ -125,6 +125,10 @@ pub(crate) struct Space {
     /// Lessons stored per situation key since the last consolidation pass (in memory only;
     /// `engine::consolidation`).
     pub recurrence: std::collections::HashMap<String, u32>,
+    /// Bumped whenever an episode enters or leaves the indexes.
+    pub generation: u64,
+    /// The rest of a compaction plan a budgeted nightly call left (`engine::compaction`).
+    pub compaction_plan: Option<super::compaction::PlanCache>,
 }
 
 impl Space {
@@ -143,6 +147,8 @@ impl Space {
             active_rules: None,
             quarantined: Vec::new(),
             recurrence: Default::default(),
+            generation: 0,
+            compaction_plan: None,
         };
         if let Some(w) = store.get(&ns.key(Table::Meta, b"outcome-weights"))? {
             space.outcome_weights =
@@ -337,6 +343,7 @@ impl Space {
     }
 
     pub fn index(&mut self, e: Episode, v: &[f32]) {
+        self.generation += 1;
         if e.is_live() {
             self.bm25.insert(e.id, &e.search_text());
             self.vectors.insert(e.id, v);
@@ -346,6 +353,7 @@ impl Space {
     }
 
     pub fn unindex(&mut self, id: u64) {
+        self.generation += 1;
         if let Some(h) = self.episodes.remove(id) {
             self.by_time.remove(&(h.created_at, id));
         }
