@@ -522,7 +522,11 @@ fn recall_at_10(e: &mut Engine<MemoryStore>, queries: &[(String, Vec<u64>)], now
         for h in e.recall(NS, &q, now).unwrap().hits {
             found.extend(expand(e, h.episode).into_iter().filter(|id| relevant.contains(id)));
         }
-        total += found.len() as f64 / relevant.len().min(10) as f64;
+        let r = found.len() as f64 / relevant.len().min(10) as f64;
+        if std::env::var_os("MNEMO_COMPACTION_DEBUG").is_some() {
+            println!("{text:?}: {r:.2}");
+        }
+        total += r;
     }
     total / queries.len() as f64
 }

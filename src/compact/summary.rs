@@ -10,7 +10,7 @@
 //! | `open_issues` | failures without a verdict and no later success on the same tool and stage |
 //! | `next_steps` | plans and to-dos (`plan`, `todo`, `next` events, or text starting "next:"/"todo:") |
 //! | `notes` | anything else that is not a plain success (messages, requests, observations) |
-//! | `routine` | plain successes, counted: "12 routine deploy runs succeeded" |
+//! | `routine` | plain successes, counted by what they did: "12× deployed the web app" (names and identifiers, which vary, go to `mentions`) |
 //! | `mentions` | names, amounts, dates and identifiers of the counted lines, so an exact identifier still finds the summary |
 //! | `evidence` | the ids summarised, oldest first (progressive disclosure: the raw rows are one lookup away) |
 //!
@@ -117,11 +117,57 @@ enum Section {
     Notes,
 }
 
+/// What a routine success did, in its own words without the names, amounts and identifiers
+/// that vary from one run to the next ("Sent invoice INV-12 to Acme" → "sent invoice to"), at
+/// most 8 words; the stage, tool or event type when nothing is left.
 fn routine_label(e: &Episode) -> String {
+    let varying = mentions(&e.text);
+    let words: Vec<String> = e
+        .text
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty() && !varying.iter().any(|m| m == w))
+        .take(8)
+        .map(str::to_lowercase)
+        .collect();
+    if !words.is_empty() {
+        return words.join(" ");
+    }
     let s = &e.situation;
     let what = [&s.stage, &s.tool, &e.kind].into_iter().find(|x| !x.is_empty());
     what.map_or_else(|| "task".to_string(), |w| w.to_lowercase())
 }
+
+/// Keeps the routine counts within the cap: the most frequent first; those that do not fit
+/// are added up as "other routine successes".
+fn fit_routine(s: &mut Summary, cap: usize) {
+    let mut other: u32 = 0;
+    s.routine.retain(|(w, n)| {
+        let keep = w != OTHER;
+        if !keep {
+            other += n;
+        }
+        keep
+    });
+    s.routine.sort_by(|a, b| b.1.cmp(&a.1)); // stable: first seen first among equals
+    loop {
+        if other > 0 {
+            s.routine.push((OTHER.to_string(), other));
+        }
+        if s.fits(cap) || s.routine.len() <= 1 {
+            break;
+        }
+        if other > 0 {
+            s.routine.pop();
+        }
+        match s.routine.pop() {
+            Some((_, n)) => other += n,
+            None => break,
+        }
+    }
+}
+
+const OTHER: &str = "other routine successes";
 
 fn classify(e: &Episode, later_success: bool) -> Option<(Section, String)> {
     let kind = e.kind.to_lowercase();
@@ -192,12 +238,9 @@ impl Summary {
         line("Goal", &self.goal);
         line("Next steps", &self.next_steps);
         line("Notes", &self.notes);
-        let routine: Vec<String> = self
-            .routine
-            .iter()
-            .map(|(what, n)| format!("{n} routine {what} runs succeeded"))
-            .collect();
-        line("Routine", &routine);
+        let routine: Vec<String> =
+            self.routine.iter().map(|(what, n)| format!("{n}× {what}")).collect();
+        line("Routine successes", &routine);
         line("Mentions", &self.mentions);
         out
     }
@@ -269,8 +312,7 @@ pub fn weekly(
         }
     }
     lines.sort_by_key(|l| l.0); // stable: time order within a section
-    s.routine = routine;
-    // (source index, section, position in the section, times seen)
+                                // (source index, section, position in the section, times seen)
     let mut dropped: Vec<String> = Vec::new();
     let mut kept: Vec<(usize, Section, usize, u32)> = Vec::new();
     for (section, line, i) in lines {
@@ -319,6 +361,8 @@ pub fn weekly(
     }
     dropped.extend(mentioned);
     let mentioned = dropped;
+    s.routine = routine;
+    fit_routine(&mut s, cap);
     add_mentions(&mut s, mentioned, cap);
     s
 }
@@ -369,11 +413,12 @@ pub fn monthly(weeks: &[Summary], ids: &[u64], times: &[i64], cap: usize) -> Sum
         written_by: "extractive".into(),
         ..Summary::default()
     };
+    let mut routine: Vec<(String, u32)> = Vec::new();
     for w in weeks {
         for (what, n) in &w.routine {
-            match s.routine.iter_mut().find(|(x, _)| x == what) {
+            match routine.iter_mut().find(|(x, _)| x == what) {
                 Some((_, m)) => *m += n,
-                None => s.routine.push((what.clone(), *n)),
+                None => routine.push((what.clone(), *n)),
             }
         }
     }
@@ -402,6 +447,8 @@ pub fn monthly(weeks: &[Summary], ids: &[u64], times: &[i64], cap: usize) -> Sum
     }
     let mut mentioned = dropped;
     mentioned.extend(weeks.iter().flat_map(|w| w.mentions.iter().cloned()));
+    s.routine = routine;
+    fit_routine(&mut s, cap);
     add_mentions(&mut s, mentioned, cap);
     s
 }
@@ -443,7 +490,7 @@ mod tests {
         ));
         let vectors = vec![None; sources.len()];
         let s = weekly(&sources, &vectors, 400, 0.95);
-        assert_eq!(s.routine, vec![("deploy".to_string(), 12)]);
+        assert_eq!(s.routine, vec![("deploy went fine".to_string(), 12)]);
         assert_eq!(
             s.lessons,
             vec!["Deploy of build B-7731 failed — the cache held a stale lockfile"]
@@ -452,7 +499,7 @@ mod tests {
         assert_eq!(s.notes.len(), 1);
         assert_eq!(s.evidence, (1..=15).collect::<Vec<u64>>());
         let text = s.text();
-        assert!(text.contains("12 routine deploy runs succeeded"), "{text}");
+        assert!(text.contains("Routine successes: 12× deploy went fine"), "{text}");
         assert!(text.starts_with("Lessons: Deploy of build B-7731 failed"), "{text}");
         assert_eq!(s.heading(), "Weekly summary 2026-W01, agent ops (15 episodes).");
         assert!(tokens(&text) <= 400);
