@@ -227,32 +227,13 @@ impl<S: KvStore> Engine<S> {
                     None => {
                         new_count += 1;
                         next += 1;
-                        Observation {
-                            id: next - 1,
-                            pattern: pattern.clone(),
-                            category: Category::Tools,
-                            agent: c.agent.clone(),
-                            quote: String::new(),
-                            evidence: String::new(),
-                            occurrences: 0,
-                            opportunities: 0,
-                            contradictions: 0,
-                            consistency: 0.0,
-                            counted,
-                            boost: 0,
-                            promotion_candidate: true,
-                            support: Vec::new(),
-                            status: ObservationStatus::Open,
-                            merged_into: 0,
-                            created_at: now,
-                            updated_at: now,
-                            confirmed_at: None,
-                            rule: None,
-                            first_seen: 0,
-                            last_seen: 0,
-                            phrased_by: "engine".into(),
-                            episodes: Vec::new(),
-                        }
+                        Observation::open(
+                            next - 1,
+                            pattern.clone(),
+                            Category::Tools,
+                            c.agent.clone(),
+                            now,
+                        )
                     }
                 };
                 let before = o.clone();

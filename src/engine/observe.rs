@@ -200,30 +200,11 @@ impl<S: KvStore> Engine<S> {
                     continue;
                 }
                 None => Observation {
-                    id: next,
-                    pattern: key.clone(),
-                    category: f.category,
-                    agent: f.pattern.agent.clone(),
                     quote: quote.clone(),
-                    evidence: String::new(),
-                    occurrences: 0,
-                    opportunities: 0,
-                    contradictions: 0,
-                    consistency: 0.0,
                     counted: f.confidence,
-                    boost: 0,
-                    promotion_candidate: false,
-                    support: Vec::new(),
-                    status: ObservationStatus::Open,
-                    merged_into: 0,
-                    created_at: now,
-                    updated_at: now,
-                    confirmed_at: None,
-                    rule: None,
                     first_seen: f.first_seen,
                     last_seen: f.last_seen,
-                    phrased_by: "engine".into(),
-                    episodes: Vec::new(),
+                    ..Observation::open(next, key.clone(), f.category, f.pattern.agent.clone(), now)
                 },
             };
             let mut batch = Batch::new();

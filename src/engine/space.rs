@@ -354,10 +354,19 @@ impl Space {
 
     pub fn unindex(&mut self, id: u64) {
         self.generation += 1;
+        // Its own terms, when its record reads: removing by them visits a few posting lists
+        // instead of all of them.
+        match self.episodes.get(id) {
+            Ok(Some(e)) if e.is_live() => {
+                let text = e.search_text();
+                self.bm25.remove_text(id, &text);
+            }
+            // Not live: not indexed (then this returns at once), or indexed by another path.
+            _ => self.bm25.remove(id),
+        }
         if let Some(h) = self.episodes.remove(id) {
             self.by_time.remove(&(h.created_at, id));
         }
-        self.bm25.remove(id);
         self.vectors.remove(id);
     }
 

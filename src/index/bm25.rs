@@ -115,7 +115,36 @@ impl Bm25 {
         }
     }
 
-    /// Removes document `id` (nothing happens when it is absent).
+    /// Removes document `id`, indexed from `text`: only that text's terms are visited. When
+    /// the text is not the one indexed (its terms do not add up to the document's length), every
+    /// posting list is scanned as [`Bm25::remove`] does.
+    pub fn remove_text(&mut self, id: u64, text: &str) {
+        let Some(&len) = self.doc_len.get(&id) else { return };
+        let mut counts: HashMap<String, u32> = HashMap::default();
+        for t in terms(text) {
+            *counts.entry(t).or_default() += 1;
+        }
+        let holds = counts
+            .iter()
+            .all(|(t, tf)| self.postings.get(t).and_then(|docs| tf_of(docs, id)) == Some(*tf));
+        if !holds || counts.values().sum::<u32>() != len {
+            return self.remove(id);
+        }
+        self.doc_len.remove(&id);
+        self.total_len -= u64::from(len);
+        for t in counts.keys() {
+            if let Some(docs) = self.postings.get_mut(t) {
+                if let Ok(i) = docs.binary_search_by_key(&id, |p| p.0) {
+                    docs.remove(i);
+                }
+                if docs.is_empty() {
+                    self.postings.remove(t);
+                }
+            }
+        }
+    }
+
+    /// Removes document `id` (nothing happens when it is absent), scanning every posting list.
     pub fn remove(&mut self, id: u64) {
         let Some(len) = self.doc_len.remove(&id) else { return };
         self.total_len -= u64::from(len);
@@ -267,6 +296,28 @@ impl Bm25 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn removing_by_text_equals_removing_by_scan() {
+        let docs =
+            [(1, "npm ci failed on the lockfile"), (2, "the lockfile is stale"), (3, "deploy ok")];
+        let (mut a, mut b) = (Bm25::default(), Bm25::default());
+        for (id, t) in docs {
+            a.insert(id, t);
+            b.insert(id, t);
+        }
+        a.remove_text(2, "the lockfile is stale");
+        b.remove(2);
+        // A text that is not the one indexed falls back to the scan.
+        a.remove_text(1, "something else entirely");
+        b.remove(1);
+        assert_eq!((a.doc_len.len(), a.total_len), (b.doc_len.len(), b.total_len));
+        let mut pa: Vec<_> = a.postings.iter().collect();
+        let mut pb: Vec<_> = b.postings.iter().collect();
+        pa.sort();
+        pb.sort();
+        assert_eq!(pa, pb);
+    }
 
     fn index() -> Bm25 {
         let mut i = Bm25::default();

@@ -94,6 +94,36 @@ pub struct Observation {
 }
 
 impl Observation {
+    /// A new open observation found at `now` (counts, texts and evidence to be filled in).
+    pub fn open(id: u64, pattern: String, category: Category, agent: String, now: i64) -> Self {
+        Observation {
+            id,
+            pattern,
+            category,
+            agent,
+            quote: String::new(),
+            evidence: String::new(),
+            occurrences: 0,
+            opportunities: 0,
+            contradictions: 0,
+            consistency: 0.0,
+            counted: Confidence::Low,
+            boost: 0,
+            promotion_candidate: false,
+            support: Vec::new(),
+            status: ObservationStatus::Open,
+            merged_into: 0,
+            created_at: now,
+            updated_at: now,
+            confirmed_at: None,
+            rule: None,
+            first_seen: now,
+            last_seen: now,
+            phrased_by: "engine".into(),
+            episodes: Vec::new(),
+        }
+    }
+
     /// The confidence that counts: the counted band raised once per "right".
     pub fn confidence(&self) -> Confidence {
         (0..self.boost).fold(self.counted, |c, _| c.raised())
