@@ -149,7 +149,7 @@ fn fit_routine(s: &mut Summary, cap: usize) {
         }
         keep
     });
-    s.routine.sort_by(|a, b| b.1.cmp(&a.1)); // stable: first seen first among equals
+    s.routine.sort_by_key(|r| std::cmp::Reverse(r.1)); // stable: first seen first among equals
     loop {
         if other > 0 {
             s.routine.push((OTHER.to_string(), other));
