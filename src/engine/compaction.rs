@@ -77,7 +77,7 @@ fn contact(e: &Episode) -> String {
 }
 
 /// The normalised weighted mean of `vectors` (`None` when there is none).
-fn centroid(vectors: &[(Vec<f32>, f32)]) -> Option<Vec<f32>> {
+pub(crate) fn centroid(vectors: &[(Vec<f32>, f32)]) -> Option<Vec<f32>> {
     let dim = vectors.first()?.0.len();
     let mut sum = vec![0f32; dim];
     for (v, w) in vectors.iter().filter(|(v, _)| v.len() == dim) {
@@ -106,14 +106,13 @@ impl<S: KvStore> Engine<S> {
             .compaction_plan
             .take()
             .filter(|p| (p.tier, p.now, p.generation) == (tier, now, space.generation));
-        let (groups, mut units) = match cached {
+        let (mut groups, mut units): (std::collections::VecDeque<Vec<u64>>, u64) = match cached {
             Some(p) => (p.groups, 1),
             None => {
                 let (groups, units) = plan(space, now, tier, &c)?;
                 (groups.into(), units)
             }
         };
-        let mut groups: std::collections::VecDeque<Vec<u64>> = groups;
         let mut out = Vec::new();
         while let Some(g) = groups.pop_front() {
             // At least one group per call, so that a budget smaller than the planning read
@@ -259,7 +258,7 @@ impl<S: KvStore> Engine<S> {
             .iter()
             .filter(|e| !kept_hot.contains(&e.id))
             .map(|e| e.importance)
-            .fold(None, |m: Option<f32>, x| Some(m.map_or(x, |m| m.max(x))))
+            .reduce(f32::max)
             .unwrap_or(1.0);
         for e in &sources {
             for x in &e.entities {
@@ -318,11 +317,9 @@ impl<S: KvStore> Engine<S> {
         for e in changed {
             space.mark_dirty(e.id);
             if e.is_live() {
-                space.episodes.insert(e);
+                space.episodes.insert(e); // a lesson kept hot: same text, still indexed
             } else {
-                space.unindex(e.id);
-                space.by_time.insert((e.created_at, e.id));
-                space.episodes.insert(e);
+                space.keep_unindexed(e);
             }
         }
         match &vector {

@@ -251,15 +251,10 @@ impl<S: KvStore> Engine<S> {
                     continue;
                 }
                 o.updated_at = now;
-                let dim = vectors[central].len();
-                let mut mean = vec![0f32; dim];
-                for &i in &cluster {
-                    for (m, x) in mean.iter_mut().zip(&vectors[i]) {
-                        *m += x;
-                    }
-                }
-                let norm = mean.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::MIN_POSITIVE);
-                mean.iter_mut().for_each(|m| *m /= norm);
+                let members: Vec<(Vec<f32>, f32)> =
+                    cluster.iter().map(|&i| (vectors[i].clone(), 1.0)).collect();
+                let mean = super::compaction::centroid(&members)
+                    .unwrap_or_else(|| vectors[central].clone());
                 let mut batch = Batch::new();
                 batch.put(ns.key(Table::Observation, &o.id.to_be_bytes()), o.encode());
                 let model = self.spaces[ns.as_str()].model.clone();
@@ -326,9 +321,7 @@ impl<S: KvStore> Engine<S> {
             for e in changed {
                 out.push(e.id);
                 space.mark_dirty(e.id);
-                space.unindex(e.id);
-                space.by_time.insert((e.created_at, e.id));
-                space.episodes.insert(e);
+                space.keep_unindexed(e);
             }
         }
         Ok((out, units))

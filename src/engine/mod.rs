@@ -386,13 +386,12 @@ impl<S: KvStore> Engine<S> {
         let space = self.spaces.get_mut(ns.as_str()).expect("loaded by stage_status");
         let vector = if e.is_live() { space.vector(&self.store, ns, id)? } else { None };
         space.mark_dirty(id);
-        space.unindex(id);
         match vector {
-            Some(v) => space.index(e, &v),
-            None => {
-                space.by_time.insert((e.created_at, id));
-                space.episodes.insert(e);
+            Some(v) => {
+                space.unindex(id);
+                space.index(e, &v);
             }
+            None => space.keep_unindexed(e),
         }
         Ok(())
     }

@@ -447,6 +447,7 @@ fn rescore(
         }
     }
     let signals: Vec<Signals> = rows.iter().map(|r| r.2.clone()).collect();
+    let coverage: HashMap<u64, f32> = rows.iter().map(|r| (r.0.id, r.2.coverage)).collect();
     let mut scored: Vec<(&Hot, Explanation)> = scoring
         .explain(&signals)
         .into_iter()
@@ -471,7 +472,7 @@ fn rescore(
     if scoring.shadow_cosine < 1.0
         && matches!(scoring.formula, Formula::Balanced | Formula::Weighted)
     {
-        shadow(space, scoring, qterms, &mut scored);
+        shadow(space, scoring, &coverage, &mut scored);
         scored.sort_by(order);
     }
     scored.truncate(k);
@@ -497,22 +498,17 @@ fn rescore(
 /// (Node 18 after the move to Node 22) and is penalised. Only
 /// the top [`SHADOW_POOL`] are compared, so the pairwise cost stays bounded (and independent
 /// of `k`, so asking for fewer hits never changes the scores of those returned).
-fn shadow(space: &Space, scoring: &Scoring, qterms: &[String], hits: &mut [(&Hot, Explanation)]) {
+fn shadow(
+    space: &Space,
+    scoring: &Scoring,
+    coverage: &HashMap<u64, f32>,
+    hits: &mut [(&Hot, Explanation)],
+) {
     let m = hits.len().min(SHADOW_POOL);
-    // The IDF mass of the query terms each holds: one that names what the newer one does not
-    // (an invoice number in an old summary) answers something the newer one cannot.
-    let idf: Vec<f32> = qterms.iter().map(|t| space.bm25.idf(t)).collect();
-    let matched: Vec<f32> = hits[..m]
-        .iter()
-        .map(|(h, _)| {
-            qterms
-                .iter()
-                .zip(&idf)
-                .filter(|(t, _)| space.bm25.contains(t, h.id))
-                .map(|(_, w)| w)
-                .sum()
-        })
-        .collect();
+    // The share of the query's IDF mass each holds (as scored): one that names what the newer
+    // one does not (an invoice number in an old summary) answers something the newer cannot.
+    let matched: Vec<f32> =
+        hits[..m].iter().map(|(h, _)| coverage.get(&h.id).copied().unwrap_or(0.0)).collect();
     let mut penalised = Vec::new();
     for i in 0..m {
         let (a, ax) = &hits[i];

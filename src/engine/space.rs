@@ -352,6 +352,13 @@ impl Space {
         self.episodes.insert(e);
     }
 
+    /// Holds `e` (not live: superseded, rejected) in the namespace, out of the indexes.
+    pub fn keep_unindexed(&mut self, e: Episode) {
+        self.unindex(e.id);
+        self.by_time.insert((e.created_at, e.id));
+        self.episodes.insert(e);
+    }
+
     pub fn unindex(&mut self, id: u64) {
         self.generation += 1;
         // Its own terms, when its record reads: removing by them visits a few posting lists
