@@ -445,6 +445,25 @@ fn recurring_lessons_become_a_rule_and_leave_recall() {
     q.include_cold = true;
     assert_eq!(e.recall(NS, &q, t0() + 6 * DAY).unwrap().hits.len(), all.len());
     assert_eq!(e.stats(NS, t0() + 6 * DAY).unwrap().cold, all.len() as u64);
+
+    // Erasing one of its episodes takes the lesson and its rule with it; the episodes the rule
+    // stood for return to recall, and the next pass learns the lesson again without it.
+    let rule = r.promoted[0];
+    let receipt = e.erase(NS, &mnemo::engine::Erasure::Episode(one), t0() + 7 * DAY).unwrap();
+    let layer = |name: &str| receipt.layers.iter().find(|l| l.layer == name).map(|l| l.deleted);
+    assert_eq!(layer("rules"), Some(1), "{receipt:?}");
+    assert_eq!(layer("observations"), Some(1), "{receipt:?}");
+    assert!(e.rules(NS, &[]).unwrap().iter().all(|x| x.id != rule));
+    assert!(e.observations(NS, &[]).unwrap().is_empty());
+    let back = e.episode(NS, more[0]).unwrap();
+    assert_eq!((back.status, back.represented_by), (Status::Raw, 0));
+    q.include_cold = false;
+    let hits = e.recall(NS, &q, t0() + 7 * DAY).unwrap().hits;
+    assert_eq!(hits.len(), all.len() - 1, "the other lessons are recallable again");
+    let r = e.nightly(NS, t0() + 8 * DAY, None).unwrap();
+    assert_eq!(r.clustered.len(), 1, "{r:?}");
+    let o = e.observation(NS, r.clustered[0]).unwrap();
+    assert!(!o.episodes.contains(&one) && o.episodes.len() == all.len() - 1, "{o:?}");
 }
 
 #[test]

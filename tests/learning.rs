@@ -388,3 +388,124 @@ fn a_promotion_never_contradicts_a_rule_a_person_wrote_but_unrelated_rules_do_no
     assert!(e2.promote(NS, day).unwrap().is_empty(), "the person's opposite rule stays, alone");
     assert_eq!(e2.rules(NS, &[RuleStatus::Active]).unwrap().len(), 1);
 }
+
+/// Writes an open, strong observation of `pattern` straight into the store, as the detector
+/// would after weeks of signals (the detector's own choice of condition is tested above).
+fn plant_observation<S: KvStore>(e: &mut Engine<S>, id: u64, pattern: &str, now: i64) {
+    use mnemo::record::{Category, Observation};
+    use mnemo::store::{Namespace, Table};
+    let p = Pattern::parse(pattern).unwrap();
+    let mut o = Observation::open(id, pattern.into(), Category::WritingStyle, p.agent.clone(), now);
+    o.quote = p.quote();
+    o.evidence = format!("seen in 18 of 20 drafts ({pattern})");
+    (o.occurrences, o.opportunities, o.consistency) = (18, 20, 0.9);
+    o.counted = mnemo::learn::confidence::Confidence::High;
+    o.promotion_candidate = true;
+    o.confirmed_at = Some(now);
+    let ns = Namespace::new(NS).unwrap();
+    let mut b = mnemo::store::Batch::new();
+    b.put(ns.key(Table::Observation, &id.to_be_bytes()), o.encode());
+    e.store_mut().write(&b).unwrap();
+}
+
+fn status_of<S: KvStore>(e: &Engine<S>, id: u64) -> (RuleStatus, Option<u64>) {
+    let r = e.rules(NS, &[]).unwrap().into_iter().find(|r| r.id == id).unwrap();
+    (r.status, r.superseded_by)
+}
+
+#[test]
+fn a_wider_rule_absorbs_the_narrower_ones_and_gives_them_back_when_it_goes() {
+    let mut e = hash_engine();
+    let day = parse_iso8601("2024-04-01T02:00:00Z").unwrap();
+    plant_observation(&mut e, 1, "email|removed:semicolon|segment=technical", day);
+    plant_observation(&mut e, 2, "email|rewrite|words>=300", day);
+    plant_observation(&mut e, 3, "email|removed:exclamation|weekday=fri&time>=16:00", day);
+    let first = e.promote(NS, day).unwrap();
+    assert_eq!(first.len(), 3, "{first:?}");
+    assert!(first.iter().all(|p| p.absorbed.is_empty() && p.merged_into.is_none()));
+    let rule_of = |ps: &[mnemo::engine::Promoted], obs: u64| {
+        ps.iter().find(|p| p.observation == obs).unwrap().rule
+    };
+    let (technical, long, friday) = (rule_of(&first, 1), rule_of(&first, 2), rule_of(&first, 3));
+
+    // A week later the same habits show up without the narrow conditions.
+    let later = day + 7 * DAY;
+    plant_observation(&mut e, 4, "email|removed:semicolon|", later);
+    plant_observation(&mut e, 5, "email|rewrite|words>=100", later);
+    plant_observation(&mut e, 6, "email|removed:exclamation|weekday=thu", later);
+    let second = e.promote(NS, later).unwrap();
+    let (always, hundred) = (rule_of(&second, 4), rule_of(&second, 5));
+    assert_eq!(second.iter().find(|p| p.rule == always).unwrap().absorbed, vec![technical]);
+    assert_eq!(second.iter().find(|p| p.rule == hundred).unwrap().absorbed, vec![long]);
+    assert!(
+        second.iter().find(|p| p.observation == 6).unwrap().absorbed.is_empty(),
+        "Thursdays say nothing about Fridays"
+    );
+    assert_eq!(status_of(&e, technical), (RuleStatus::Superseded, Some(always)));
+    assert_eq!(status_of(&e, long), (RuleStatus::Superseded, Some(hundred)));
+    assert_eq!(status_of(&e, friday), (RuleStatus::Active, None));
+    let active: Vec<u64> =
+        e.rules(NS, &[RuleStatus::Active]).unwrap().iter().map(|r| r.id).collect();
+    assert!(!active.contains(&technical) && !active.contains(&long), "one statement remains");
+
+    // A narrower habit found after the wide rule adds nothing: written superseded, not injected.
+    plant_observation(&mut e, 7, "email|removed:semicolon|contact=Marco", later + DAY);
+    let third = e.promote(NS, later + DAY).unwrap();
+    assert_eq!(third.len(), 1);
+    assert_eq!(third[0].merged_into, Some(always));
+    assert_eq!(status_of(&e, third[0].rule), (RuleStatus::Superseded, Some(always)));
+    assert!(e.promote(NS, later + 2 * DAY).unwrap().is_empty(), "its observation is settled");
+
+    // The user says the wide rule is wrong: it goes, and what it covered is active again.
+    e.feedback(NS, 4, false, later + 3 * DAY).unwrap();
+    assert_eq!(status_of(&e, always).0, RuleStatus::Demoted);
+    assert_eq!(status_of(&e, technical), (RuleStatus::Active, None));
+    assert_eq!(status_of(&e, third[0].rule), (RuleStatus::Active, None));
+    // Setting a status by hand does the same, and superseded is not a status to set.
+    e.set_rule_status(NS, hundred, RuleStatus::Demoted, later + 3 * DAY).unwrap();
+    assert_eq!(status_of(&e, long), (RuleStatus::Active, None));
+    let err = e.set_rule_status(NS, long, RuleStatus::Superseded, later).unwrap_err();
+    assert_eq!(err.code(), "INVALID_INPUT");
+    // The JSON surface shows who absorbed whom.
+    let json: serde_json::Value = serde_json::from_str(&e.rules_json(NS, &[]).unwrap()).unwrap();
+    assert!(json.as_array().unwrap().iter().all(|r| r.get("supersededBy").is_some()));
+}
+
+#[test]
+fn a_promoted_rule_a_person_already_wrote_is_merged_into_theirs() {
+    let model =
+        BertEmbedder::from_dir(&common::model_dir(), BertConfig::e5("multilingual-e5-small-latin"))
+            .unwrap();
+    let mut e = engine_with(Box::new(model));
+    let day = parse_iso8601("2024-04-01T02:00:00Z").unwrap();
+    let pattern = "email|removed:semicolon|";
+    let quote = Pattern::parse(pattern).unwrap().quote();
+    // The person's rule says everything the promoted one would, and more.
+    let written = e
+        .add_rule(
+            NS,
+            &format!("{quote}; in every email and every reply"),
+            "",
+            RuleStatus::Active,
+            mnemo::record::Origin::User,
+            0,
+        )
+        .unwrap();
+    let other = e
+        .add_rule(
+            NS,
+            "Sign every email with Maria",
+            "",
+            RuleStatus::Active,
+            mnemo::record::Origin::User,
+            0,
+        )
+        .unwrap();
+    plant_observation(&mut e, 1, pattern, day);
+    let p = e.promote(NS, day).unwrap();
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].merged_into, Some(written), "{p:?}; quote {quote:?}");
+    let active: Vec<u64> =
+        e.rules(NS, &[RuleStatus::Active]).unwrap().iter().map(|r| r.id).collect();
+    assert_eq!(active, vec![written, other]);
+}

@@ -222,7 +222,8 @@ export interface Fact {
   origin: Origin;
 }
 
-export type RuleStatus = "candidate" | "active" | "demoted";
+/** `superseded`: merged into a wider rule that says the same and more (`supersededBy`). */
+export type RuleStatus = "candidate" | "active" | "demoted" | "superseded";
 
 export interface Pattern {
   agent: string;
@@ -242,6 +243,8 @@ export interface Rule {
   /** The observation it was promoted from. */
   observation: number | null;
   pattern: Pattern | null;
+  /** The rule that absorbed it, when its status is superseded. */
+  supersededBy: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -309,6 +312,8 @@ export interface Nightly {
   promoted: number[];
   harmfulEpisodes: number[];
   demotedRules: number[];
+  /** Rules superseded by a wider or equal rule at promotion. */
+  mergedRules: number[];
   erasures: string[];
   /** Summaries compaction wrote. */
   compacted: {
@@ -406,7 +411,7 @@ export declare class Mnemo {
     verdict: "right" | "wrong",
     options?: { now?: number },
   ): Promise<{ observation: Observation; demotedRules: number[]; rejectedEpisodes: number[]; reverseSignal: number | null }>;
-  promote(ns: string, options?: { now?: number }): Promise<{ rule: number; observation: number; replaced: number | null }[]>;
+  promote(ns: string, options?: { now?: number }): Promise<{ rule: number; observation: number; replaced: number | null; absorbed: number[]; mergedInto: number | null }[]>;
   outcome(ns: string, retrievalId: number, outcome: "success" | "failure" | "partial", options?: { now?: number }): Promise<{ ok: true }>;
   outcomeReport(ns: string): Promise<OutcomeReport>;
   nightly(ns: string, options?: { now?: number; budget?: number }): Promise<Nightly>;

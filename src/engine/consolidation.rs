@@ -291,10 +291,21 @@ impl<S: KvStore> Engine<S> {
     ) -> Result<(Vec<u64>, u64)> {
         let observations = load_observations(&self.store, ns)?;
         let mut units = observations.len() as u64;
-        let rules = self.rules(ns.as_str(), &[RuleStatus::Active])?;
+        // A rule stands for its episodes while it is active, or superseded by an active rule
+        // that says the same and more (`engine::merge`).
+        let rules = self.rules(ns.as_str(), &[RuleStatus::Active, RuleStatus::Superseded])?;
+        let active: Vec<u64> =
+            rules.iter().filter(|r| r.status == RuleStatus::Active).map(|r| r.id).collect();
+        let standing = |id: u64| {
+            rules.iter().any(|x| {
+                x.id == id
+                    && (active.contains(&id)
+                        || x.superseded_by.is_some_and(|w| active.contains(&w)))
+            })
+        };
         let mut out = Vec::new();
         for o in observations.iter().filter(|o| !o.episodes.is_empty()) {
-            let Some(rule) = o.rule.filter(|r| rules.iter().any(|x| x.id == *r)) else { continue };
+            let Some(rule) = o.rule.filter(|r| standing(*r)) else { continue };
             let mut batch = Batch::new();
             let mut changed = Vec::new();
             let space = self.space(ns)?;

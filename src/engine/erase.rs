@@ -22,6 +22,12 @@
 //! monthly overview of a dissolved weekly summary is dissolved too. The receipt counts them in
 //! the layer `summaries`.
 //!
+//! **Lessons and rules** derived from an erased episode go too: a lesson observation of
+//! consolidation built on it is deleted with the rule promoted from it, and the other episodes
+//! that rule stood for return to recall (the next nightly run clusters them again without the
+//! erased one). A deleted rule that had absorbed narrower rules (`engine::merge`) gives them
+//! back: they are active again.
+//!
 //! **One memory by id** deletes that episode and what derives from it the same way.
 //!
 //! **Physically.** After the batch the engine calls [`KvStore::vacuum`] (the batch also writes
@@ -267,6 +273,11 @@ pub(super) struct Plan {
     snapshot: bool,
     /// The nightly job's cursor names the subject: the whole cursor goes (a run restarts).
     learning: bool,
+    /// Rules deleted: they mention the subject, or were promoted from a lesson observation
+    /// built on an erased episode.
+    pub rules_gone: Vec<u64>,
+    /// Lesson observations deleted with their rule: (rule, the episodes it was built from).
+    pub unrepresent: Vec<(u64, Vec<u64>)>,
 }
 
 /// Erased texts shorter than this are not searched for afterwards: a short text ("ok",
@@ -539,18 +550,35 @@ impl<S: KvStore> Engine<S> {
                         p.tally.add(table, 0, 1);
                     }
                 }
-                Table::Observation if hit => {
-                    p.batch.delete(k.to_vec());
-                    p.batch.delete(ns.key(Table::ObservationVector, id));
-                    p.tally.add(table, 1, 0);
-                }
                 Table::Observation => {
                     let mut o = Observation::decode(v)?;
+                    // A lesson observation states what its episodes taught: built on an
+                    // erased one, it goes with the rule promoted from it.
+                    if hit || o.episodes.iter().any(|e| p.episodes.contains(e)) {
+                        p.batch.delete(k.to_vec());
+                        p.batch.delete(ns.key(Table::ObservationVector, id));
+                        p.tally.add(table, 1, 0);
+                        if let Some(rule) = o.rule {
+                            p.rules_gone.push(rule);
+                            p.unrepresent.push((rule, o.episodes));
+                        }
+                        return Ok(());
+                    }
                     let before = o.support.len();
                     o.support.retain(|s| !p.signals.contains(s));
                     if o.support.len() != before {
                         p.batch.put(k.to_vec(), o.encode());
                         p.tally.add(table, 0, 1);
+                    }
+                }
+                Table::Rule => {
+                    let rid = u64::from_be_bytes(id.try_into().unwrap_or([0; 8]));
+                    if hit || p.rules_gone.contains(&rid) {
+                        p.batch.delete(k.to_vec());
+                        p.tally.add(table, 1, 0);
+                        if !p.rules_gone.contains(&rid) {
+                            p.rules_gone.push(rid);
+                        }
                     }
                 }
                 Table::Snapshot => p.snapshot = true,
@@ -570,30 +598,7 @@ impl<S: KvStore> Engine<S> {
                 return Err(Error::NotFound(format!("episode {id} in namespace {}", ns.as_str())));
             }
         }
-        // Sources of dissolved summaries return to what they were before compaction.
-        for (summary, evidence) in &p.dissolved {
-            for &src in evidence {
-                if p.episodes.contains(&src) || p.dissolved.iter().any(|d| d.0 == src) {
-                    continue;
-                }
-                let key = ns.key(Table::Episode, &src.to_be_bytes());
-                let Some(bytes) = self.store.get(&key)? else { continue };
-                let Ok(mut e) = Episode::decode(&bytes) else { continue };
-                if e.group != *summary {
-                    continue;
-                }
-                e.group = 0;
-                if e.status == crate::record::Status::Superseded && e.represented_by == 0 {
-                    e.status = if e.tier == 0 {
-                        crate::record::Status::Raw
-                    } else {
-                        crate::record::Status::Active
-                    };
-                }
-                p.batch.put(key, e.encode());
-                p.tally.add(Table::Episode, 0, 1);
-            }
-        }
+        self.restore_derived(ns, &mut p)?;
         for id in deleted_retrievals {
             let key = ns.key(Table::Outcome, &id);
             if self.store.get(&key)?.is_some() {

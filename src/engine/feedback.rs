@@ -15,10 +15,11 @@
 //! the same words) is not activated next to it:
 //! the stronger of the two stays active and the other is kept as a candidate.
 
+use super::merge::content_words;
 use super::observe::load_observations;
 use super::signals::free_id;
 use super::Engine;
-use crate::embed::{cosine, polarity, Role};
+use crate::embed::polarity;
 use crate::error::{Error, Result};
 use crate::learn::pattern::Pattern;
 use crate::record::{Observation, ObservationStatus, Rule, RuleStatus, Signal, SignalKind, Status};
@@ -48,6 +49,11 @@ pub struct Promoted {
     pub observation: u64,
     /// An active rule it replaced because they contradict each other.
     pub replaced: Option<u64>,
+    /// Active rules it subsumes, now superseded by it (`engine::merge`).
+    pub absorbed: Vec<u64>,
+    /// An active rule that already says it: the new rule was written superseded by that one
+    /// and is not injected (`engine::merge`).
+    pub merged_into: Option<u64>,
 }
 
 /// True when two rules talk about the same things: at least half of the shorter one's words
@@ -55,13 +61,7 @@ pub struct Promoted {
 /// imperatives close ("Never use semicolons…" and "Always delete the lockfile…" at 0.90), so
 /// a high cosine with opposite polarity alone does not make a contradiction.
 fn share_words(a: &str, b: &str) -> bool {
-    let words = |t: &str| -> std::collections::BTreeSet<String> {
-        crate::index::terms::terms(t)
-            .into_iter()
-            .filter(|w| w.chars().count() >= 3 && polarity::find_cue(w).is_none())
-            .collect()
-    };
-    let (a, b) = (words(a), words(b));
+    let (a, b) = (content_words(a), content_words(b));
     let shared = a.intersection(&b).count();
     let smaller = a.len().min(b.len());
     smaller > 0 && shared * 2 >= smaller
@@ -97,7 +97,11 @@ impl<S: KvStore> Engine<S> {
                 if let Some(bytes) = self.store.get(&key)? {
                     let mut rule = Rule::decode(&bytes)?;
                     if rule.status != RuleStatus::Demoted {
+                        if rule.status == RuleStatus::Active {
+                            self.restore_absorbed(&nsc, rule_id, now, &mut batch)?;
+                        }
                         rule.status = RuleStatus::Demoted;
+                        rule.superseded_by = None;
                         rule.updated_at = now;
                         batch.put(key, rule.encode());
                         demoted_rules.push(rule_id);
@@ -184,32 +188,52 @@ impl<S: KvStore> Engine<S> {
                 }
                 replaced = Some(other);
             }
+            let merge = self.merging(&o.quote, &o.pattern, &active)?;
+            if merge.into.is_some() {
+                replaced = None; // nothing new is injected, so nothing is displaced
+            }
             let id = rules.iter().map(|r| r.id).max().unwrap_or(0) + 1;
             let rule = Rule {
                 id,
                 text: o.quote.clone(),
                 observation: o.id.to_string(),
-                status: RuleStatus::Active,
+                status: if merge.into.is_some() {
+                    RuleStatus::Superseded
+                } else {
+                    RuleStatus::Active
+                },
                 created_at: now,
                 updated_at: now,
                 evidence: o.evidence.clone(),
                 pattern: o.pattern.clone(),
+                superseded_by: merge.into,
             };
             let mut batch = Batch::new();
             batch.put(nsc.key(Table::Rule, &id.to_be_bytes()), rule.encode());
-            if let Some(old) = replaced {
-                if let Some(r) = rules.iter_mut().find(|r| r.id == old) {
+            for r in rules.iter_mut() {
+                if Some(r.id) == replaced {
                     r.status = RuleStatus::Candidate;
-                    r.updated_at = now;
-                    batch.put(nsc.key(Table::Rule, &old.to_be_bytes()), r.encode());
+                } else if merge.absorbs.contains(&r.id) {
+                    r.status = RuleStatus::Superseded;
+                    r.superseded_by = Some(id);
+                } else {
+                    continue;
                 }
+                r.updated_at = now;
+                batch.put(nsc.key(Table::Rule, &r.id.to_be_bytes()), r.encode());
             }
             let mut updated = o.clone();
             updated.rule = Some(id);
             updated.updated_at = now;
             batch.put(nsc.key(Table::Observation, &o.id.to_be_bytes()), updated.encode());
             self.write_rules(&nsc, &batch)?;
-            out.push(Promoted { rule: id, observation: o.id, replaced });
+            out.push(Promoted {
+                rule: id,
+                observation: o.id,
+                replaced,
+                absorbed: merge.absorbs,
+                merged_into: merge.into,
+            });
         }
         Ok(out)
     }
@@ -229,18 +253,11 @@ impl<S: KvStore> Engine<S> {
         }
         // Promoted rules contradict by pattern, exactly; rules a person wrote have no pattern,
         // so their stance is read from the texts.
-        let written: Vec<&&Rule> = active.iter().filter(|r| r.pattern.is_empty()).collect();
-        if self.embedder.is_none() || written.is_empty() {
-            return Ok(None);
-        }
-        let mut texts: Vec<&str> = vec![text];
-        texts.extend(written.iter().map(|r| r.text.as_str()));
-        let v = self.embed(&texts, Role::Passage)?;
-        for (r, e) in written.iter().zip(&v[1..]) {
-            let c = cosine(&v[0].vector, &e.vector);
-            let s = polarity::stance(c, v[0].polarity, e.polarity, polarity::DEFAULT_SAME_TOPIC);
-            if s == polarity::Stance::Opposite && share_words(text, &r.text) {
-                return Ok(Some(r.id));
+        let written: Vec<&Rule> = active.iter().copied().filter(|r| r.pattern.is_empty()).collect();
+        for (id, stance) in self.stances(text, &written)? {
+            let shares = written.iter().any(|r| r.id == id && share_words(text, &r.text));
+            if stance == polarity::Stance::Opposite && shares {
+                return Ok(Some(id));
             }
         }
         Ok(None)

@@ -202,11 +202,7 @@ impl<S: KvStore> Engine<S> {
     /// [`Engine::rules`] with statuses by name (all when empty), as a JSON list of
     /// `engine::json_learn::rule_json` objects.
     pub fn rules_json(&self, ns: &str, statuses: &[String]) -> Result<String> {
-        let mut want =
-            statuses.iter().map(|s| s.parse::<RuleStatus>()).collect::<Result<Vec<_>>>()?;
-        if want.is_empty() {
-            want = vec![RuleStatus::Candidate, RuleStatus::Active, RuleStatus::Demoted];
-        }
+        let want = statuses.iter().map(|s| s.parse::<RuleStatus>()).collect::<Result<Vec<_>>>()?;
         out(self.rules(ns, &want)?.iter().map(super::json_learn::rule_json).collect::<Vec<_>>())
     }
 

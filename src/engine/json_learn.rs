@@ -36,6 +36,7 @@ pub fn rule_json(r: &Rule) -> Value {
         "evidence": r.evidence,
         "observation": r.observation.parse::<u64>().ok(),
         "pattern": Pattern::parse(&r.pattern).map(|p| p.to_json()),
+        "supersededBy": r.superseded_by,
         "createdAt": r.created_at,
         "updatedAt": r.updated_at,
     })

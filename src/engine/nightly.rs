@@ -113,6 +113,9 @@ pub struct Nightly {
     pub harmful_episodes: Vec<u64>,
     /// Rules outcome tracking demoted.
     pub demoted_rules: Vec<u64>,
+    /// Rules superseded by a wider or equal rule (`engine::merge`): narrower active rules a
+    /// promoted one absorbed, and promoted rules an active one already said.
+    pub merged_rules: Vec<u64>,
     /// Receipts of the queued erasures carried out (JSON text of `engine::Receipt`).
     pub erasures: Vec<String>,
     /// Summaries written by compaction.
@@ -261,7 +264,14 @@ impl<S: KvStore> Engine<S> {
                 NightlyStep::Promote => {
                     let p = self.promote(ns, run_now)?;
                     work += 1 + p.len() as u64;
-                    st.report.promoted.extend(p.iter().map(|p| p.rule));
+                    for p in p {
+                        if p.merged_into.is_some() {
+                            st.report.merged_rules.push(p.rule);
+                        } else {
+                            st.report.promoted.push(p.rule);
+                        }
+                        st.report.merged_rules.extend(p.absorbed);
+                    }
                     st.step = NightlyStep::Evict;
                 }
                 NightlyStep::Outcomes => {

@@ -262,6 +262,7 @@ impl<S: KvStore> Engine<S> {
             let Some(bytes) = self.store.get(&key)? else { continue };
             let mut rule = Rule::decode(&bytes)?;
             if rule.status == RuleStatus::Active {
+                self.restore_absorbed(&nsc, id, now, &mut batch)?;
                 rule.status = RuleStatus::Candidate;
                 rule.updated_at = now;
                 batch.put(key, rule.encode());

@@ -7,6 +7,18 @@ use crate::error::{Error, Result};
 use crate::record::{Origin, Rule, RuleStatus};
 use crate::store::{Batch, KvStore, Namespace, Table};
 
+/// Superseded is what merging writes, with the rule that absorbed it: not a status to set.
+fn refuse_superseded(status: RuleStatus) -> Result<()> {
+    if status == RuleStatus::Superseded {
+        return Err(Error::InvalidInput(
+            "status superseded is set only when a wider rule absorbs this one; set candidate, \
+             active or demoted"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 impl<S: KvStore> Engine<S> {
     /// Adds a rule written by `origin`; returns its id. Rules steer the agent, so only the
     /// user or an administrator may write one: any other origin is refused (store its text as
@@ -28,6 +40,7 @@ impl<S: KvStore> Engine<S> {
                  remembered as an episode"
             )));
         }
+        refuse_superseded(status)?;
         if text.trim().is_empty() {
             return Err(Error::InvalidInput("rule text is empty".into()));
         }
@@ -41,6 +54,7 @@ impl<S: KvStore> Engine<S> {
             updated_at: now,
             evidence: String::new(),
             pattern: String::new(),
+            superseded_by: None,
         };
         let mut batch = Batch::new();
         batch.put(nsc.key(Table::Rule, &id.to_be_bytes()), rule.encode());
@@ -57,13 +71,20 @@ impl<S: KvStore> Engine<S> {
         status: RuleStatus,
         now: i64,
     ) -> Result<()> {
+        refuse_superseded(status)?;
         let nsc = Namespace::new(ns)?;
         let key = nsc.key(Table::Rule, &id.to_be_bytes());
         let bytes = self.store.get(&key)?.ok_or_else(|| Error::NotFound(format!("rule {id}")))?;
         let mut rule = Rule::decode(&bytes)?;
+        let mut batch = Batch::new();
+        if rule.status == RuleStatus::Active && status != RuleStatus::Active {
+            self.restore_absorbed(&nsc, id, now, &mut batch)?;
+        }
+        if status != RuleStatus::Superseded {
+            rule.superseded_by = None;
+        }
         rule.status = status;
         rule.updated_at = now;
-        let mut batch = Batch::new();
         batch.put(key, rule.encode());
         self.write_rules(&nsc, &batch)
     }

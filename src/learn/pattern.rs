@@ -478,6 +478,36 @@ impl Condition {
         }
     }
 
+    /// True when every situation this condition holds on also satisfies `wider`: `self` is
+    /// the same condition or a narrower one (`segment=technical` ⇒ always; `words>=200` ⇒
+    /// `words>=100`; `weekday=fri&time>=16:00` ⇒ `weekday=fri` ⇒ nothing narrower; a time
+    /// window inside another). Keys compare case-insensitively, like [`Condition::holds_on`].
+    pub fn implies(&self, wider: &Condition) -> bool {
+        let within = |f: &Option<u16>, t: &Option<u16>, wf: &Option<u16>, wt: &Option<u16>| {
+            wf.is_none_or(|wf| f.is_some_and(|f| f >= wf))
+                && wt.is_none_or(|wt| t.is_some_and(|t| t <= wt))
+        };
+        match (self, wider) {
+            (_, Condition::Always) => true,
+            (Condition::Equals(k, v), Condition::Equals(wk, wv)) => {
+                k.eq_ignore_ascii_case(wk) && v.eq_ignore_ascii_case(wv)
+            }
+            (Condition::AtLeast(k, x), Condition::AtLeast(wk, w)) => {
+                k.eq_ignore_ascii_case(wk) && x >= w
+            }
+            (Condition::AtMost(k, x), Condition::AtMost(wk, w)) => {
+                k.eq_ignore_ascii_case(wk) && x <= w
+            }
+            (Condition::Weekday(d, f, t), Condition::Weekday(wd, wf, wt)) => {
+                d == wd && within(f, t, wf, wt)
+            }
+            (Condition::Weekday(_, f, t) | Condition::Time(f, t), Condition::Time(wf, wt)) => {
+                within(f, t, wf, wt)
+            }
+            _ => false,
+        }
+    }
+
     /// How many situation fields it constrains (0 for always; a weekday with a time is 2).
     pub fn arity(&self) -> u8 {
         match self {
@@ -547,6 +577,22 @@ impl Pattern {
         format!("{}|{}|{}", self.agent, self.behaviour.key(), self.condition.family())
     }
 
+    /// True when this pattern says everything `other` says: the same agent and behaviour
+    /// under a condition `other`'s implies (equal conditions, written with another case,
+    /// cover each other).
+    pub fn covers(&self, other: &Pattern) -> bool {
+        self.agent == other.agent
+            && self.behaviour == other.behaviour
+            && other.condition.implies(&self.condition)
+    }
+
+    /// True when this pattern says everything `narrower` says and more: it covers it and is
+    /// not covered back. A rule "no semicolons" subsumes "when segment is technical: no
+    /// semicolons".
+    pub fn subsumes(&self, narrower: &Pattern) -> bool {
+        self.covers(narrower) && !narrower.covers(self)
+    }
+
     /// The key of the pattern that does the opposite under the same condition.
     pub fn opposite_key(&self) -> Option<String> {
         let b = self.behaviour.opposite()?;
@@ -595,6 +641,40 @@ mod tests {
         }
         assert!(Pattern::parse("email|frobbed|").is_none());
         assert!(Pattern::parse("email|deferred|weekday=xyz").is_none());
+    }
+
+    #[test]
+    fn subsumption_follows_implication() {
+        let p = |k: &str| Pattern::parse(k).unwrap_or_else(|| panic!("{k}"));
+        let yes = [
+            ("email|removed:semicolon|", "email|removed:semicolon|segment=technical"),
+            ("email|rewrite|words>=100", "email|rewrite|words>=200"),
+            ("crm|custom:escalated|amount<=50", "crm|custom:escalated|amount<=12.5"),
+            ("email|deferred|weekday=fri", "email|deferred|weekday=fri&time>=14:30"),
+            ("email|deferred|time>=12:00", "email|deferred|weekday=fri&time>=14:30"),
+            ("email|deferred|time<18:00", "email|deferred|time<09:00"),
+            ("files|exception:timeout|", "files|exception:timeout|tool=s3"),
+        ];
+        let (a, b) =
+            (p("email|removed:dash|segment=Technical"), p("email|removed:dash|SEGMENT=technical"));
+        assert!(a.covers(&b) && b.covers(&a) && !a.subsumes(&b) && !b.subsumes(&a));
+        for (wide, narrow) in yes {
+            assert!(p(wide).subsumes(&p(narrow)), "{wide} should subsume {narrow}");
+            assert!(!p(narrow).subsumes(&p(wide)), "{narrow} should not subsume {wide}");
+        }
+        let no = [
+            ("email|removed:semicolon|", "email|removed:semicolon|"),
+            ("email|removed:semicolon|", "email|added:semicolon|segment=technical"),
+            ("email|removed:semicolon|", "crm|removed:semicolon|segment=technical"),
+            ("email|rewrite|words>=100", "email|rewrite|words<=200"),
+            ("email|rewrite|words>=100", "email|rewrite|chars>=200"),
+            ("email|deferred|weekday=fri", "email|deferred|weekday=thu&time>=14:30"),
+            ("email|deferred|time>=12:00", "email|deferred|weekday=fri&time<14:30"),
+            ("email|deferred|segment=sales", "email|deferred|segment=support"),
+        ];
+        for (a, b) in no {
+            assert!(!p(a).subsumes(&p(b)), "{a} should not subsume {b}");
+        }
     }
 
     #[test]

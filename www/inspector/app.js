@@ -216,6 +216,7 @@ function runView(n) {
     line("evicted", n.evicted, "episodes (a rule stands for them)"),
     line("harmful", n.harmfulEpisodes, "episodes down-weighted"),
     line("demoted", n.demotedRules, "rules"),
+    line("merged", n.mergedRules, "rules (superseded by a wider one)"),
     n.erasures?.length ? el("div", {}, el("b", { textContent: "erasures" }), ` ${n.erasures.length} carried out`) : null,
   ].filter(Boolean);
   return el(
@@ -279,7 +280,7 @@ async function refreshRules() {
         {},
         r.text,
         " ",
-        el("span", { className: "meta", textContent: `${r.status} · ${day(r.createdAt)}` }),
+        el("span", { className: "meta", textContent: `${r.status}${r.supersededBy ? ` by rule #${r.supersededBy} (it says the same and more)` : ""} · ${day(r.createdAt)}` }),
         r.evidence ? el("div", { className: "evidence", textContent: `${r.evidence} (observation #${r.observation})` }) : null,
       ),
     ),

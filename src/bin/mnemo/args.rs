@@ -338,7 +338,7 @@ pub enum Rule {
 
 #[derive(Args, Debug)]
 pub struct Rules {
-    /// Include candidate and demoted rules, not only active ones
+    /// Include candidate, demoted and superseded rules, not only active ones
     #[arg(long)]
     pub all: bool,
 }

@@ -198,6 +198,7 @@ pub fn run(g: &Globals, cmd: &Learn, calls: &mut dyn Calls) -> Result<(), String
             println!("  rules promoted: {}", ids(&v["promoted"]));
             println!("  harmful episodes down-weighted: {}", ids(&v["harmfulEpisodes"]));
             println!("  rules demoted by outcomes: {}", ids(&v["demotedRules"]));
+            println!("  rules merged into a wider one: {}", ids(&v["mergedRules"]));
         }
         Learn::Stats => {
             let t = &v["tiers"];
@@ -252,7 +253,16 @@ pub fn run(g: &Globals, cmd: &Learn, calls: &mut dyn Calls) -> Result<(), String
         }
         Learn::Promote => {
             for p in v.as_array().into_iter().flatten() {
-                println!("rule #{} from observation #{}", p["rule"], p["observation"]);
+                match p["mergedInto"].as_u64() {
+                    Some(into) => println!(
+                        "rule #{} from observation #{}: rule #{into} already says it (superseded)",
+                        p["rule"], p["observation"]
+                    ),
+                    None => println!("rule #{} from observation #{}", p["rule"], p["observation"]),
+                }
+                if !p["absorbed"].as_array().is_none_or(|a| a.is_empty()) {
+                    println!("  supersedes narrower rules: {}", ids(&p["absorbed"]));
+                }
             }
         }
         Learn::Outcome { retrieval_id, .. } => {

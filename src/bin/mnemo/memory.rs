@@ -179,7 +179,10 @@ pub fn rules(g: &Globals, a: &args::Rules) -> Result<(), String> {
         return Ok(());
     }
     for r in engine.rules(&g.ns, &a.statuses()).map_err(err)? {
-        println!("#{} [{:?}] {}", r.id, r.status, r.text);
+        match r.superseded_by {
+            Some(by) => println!("#{} [{:?} by #{by}] {}", r.id, r.status, r.text),
+            None => println!("#{} [{:?}] {}", r.id, r.status, r.text),
+        }
         if !r.evidence.is_empty() {
             println!("   {} (observation #{})", r.evidence, r.observation);
         }
