@@ -14,6 +14,7 @@ pub use error::{Error, Result};
 pub mod bench;
 pub mod bindings;
 pub mod compact;
+pub mod context;
 pub mod index;
 pub mod learn;
 pub mod record;

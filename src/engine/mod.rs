@@ -11,6 +11,7 @@ mod access;
 mod cold;
 mod compaction;
 mod consolidation;
+mod context;
 mod correct;
 mod episodes;
 mod erase;
@@ -34,9 +35,11 @@ mod signals;
 pub mod snapshot;
 mod space;
 mod stats;
+mod working;
 
 pub use compaction::Compacted;
 pub use consolidation::Consolidation;
+pub use context::{Context, ContextRequest, Disclosure, Tokens, ToolCall};
 pub use correct::Correction;
 pub use erase::{Erasure, Layer, Receipt, Verification};
 pub use export::{ExportOptions, Moved};
@@ -207,13 +210,37 @@ pub struct Engine<S: KvStore> {
     embedder: Option<Box<dyn Embedder>>,
     llm: Option<Box<dyn crate::learn::phrasing::Llm>>,
     spaces: HashMap<String, Space>,
+    /// The host's tokenizer (the estimate when `None`).
+    tokens: Option<Box<dyn crate::context::TokenCounter>>,
+    /// Running tasks' working memories, by namespace and task id (in process only).
+    tasks: HashMap<String, crate::context::WorkingMemory>,
+    /// Transcripts contexts point at, by number (`engine::working`).
+    references: std::collections::BTreeMap<u64, (String, String)>,
+    next_reference: u64,
 }
 
 impl<S: KvStore> Engine<S> {
     /// An engine over `store`. Attach an embedder with [`Engine::with_embedder`], or pass
     /// vectors yourself (model id and dimension from `config`).
     pub fn new(store: S, config: Config) -> Self {
-        Self { store, config, embedder: None, llm: None, spaces: HashMap::new() }
+        Self {
+            store,
+            config,
+            embedder: None,
+            llm: None,
+            spaces: HashMap::new(),
+            tokens: None,
+            tasks: HashMap::new(),
+            references: Default::default(),
+            next_reference: 0,
+        }
+    }
+
+    /// Counts context tokens with the host's tokenizer instead of the estimate
+    /// (`context::tokens`).
+    pub fn with_token_counter(mut self, counter: Box<dyn crate::context::TokenCounter>) -> Self {
+        self.tokens = Some(counter);
+        self
     }
 
     /// Lets the host's language model phrase observations (checked before anything is

@@ -224,41 +224,14 @@ impl<S: KvStore> Engine<S> {
             cands.entry(*id).or_default().sources.push("cold");
         }
         let hits = rescore(space, &scoring, &qterms, &qv, cands, &cold, now, query.k, gap)?;
-        let mut retrieval_id = None;
-        if query.touch && !hits.is_empty() {
-            let mut batch = Batch::new();
-            let mut touched = Vec::new();
-            for h in &hits {
-                let mut e = h.episode.clone();
-                e.last_accessed_at = e.last_accessed_at.max(now);
-                e.access_count = e.access_count.saturating_add(1);
-                batch.put(ns.key(Table::Episode, &e.id.to_be_bytes()), e.encode());
-                if space.marks_dirty(e.id) {
-                    batch.put(dirty_key(&ns, e.id), Vec::new());
-                }
-                touched.push(e);
-            }
-            // The retrieval log: one small append-only record per recall.
-            let episodes = hits.iter().map(|h| h.episode.id).collect();
-            let rules = self.active_rule_ids(&ns)?;
-            let (id, record) =
-                super::outcomes::log_retrieval(&self.store, &ns, now, episodes, rules)?;
-            batch.put(ns.key(Table::Retrieval, &id.to_be_bytes()), record);
-            retrieval_id = Some(id);
-            self.store.write(&batch)?;
-            let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
-            for e in touched {
-                space.mark_dirty(e.id);
-                space.episodes.insert(e);
-            }
-        }
-        Ok(Recall {
-            hits,
-            time,
-            window: filter.window.filter(|w| *w != bound),
-            window_dropped,
-            retrieval_id,
-        })
+        let window = filter.window.filter(|w| *w != bound);
+        let retrieval_id = if query.touch {
+            let used: Vec<&Episode> = hits.iter().map(|h| &h.episode).collect();
+            self.record_use(&ns, &used, now)?
+        } else {
+            None
+        };
+        Ok(Recall { hits, time, window, window_dropped, retrieval_id })
     }
 }
 
@@ -490,6 +463,47 @@ fn rescore(
             Ok(Hit { episode, explanation })
         })
         .collect()
+}
+
+impl<S: KvStore> Engine<S> {
+    /// Records that `used` were put in front of the model at `now`: their last access and
+    /// count are updated, and the retrieval log gets one small record (the episodes and the
+    /// active rules) whose id outcome tracking takes ([`Engine::outcome`]). One batch; `None`
+    /// when nothing was used.
+    pub(crate) fn record_use(
+        &mut self,
+        ns: &Namespace,
+        used: &[&Episode],
+        now: i64,
+    ) -> Result<Option<u64>> {
+        if used.is_empty() {
+            return Ok(None);
+        }
+        let rules = self.active_rule_ids(ns)?;
+        let space = self.space(ns)?;
+        let mut batch = Batch::new();
+        let mut touched = Vec::new();
+        for e in used {
+            let mut e = (*e).clone();
+            e.last_accessed_at = e.last_accessed_at.max(now);
+            e.access_count = e.access_count.saturating_add(1);
+            batch.put(ns.key(Table::Episode, &e.id.to_be_bytes()), e.encode());
+            if space.marks_dirty(e.id) {
+                batch.put(dirty_key(ns, e.id), Vec::new());
+            }
+            touched.push(e);
+        }
+        let episodes = used.iter().map(|e| e.id).collect();
+        let (id, record) = super::outcomes::log_retrieval(&self.store, ns, now, episodes, rules)?;
+        batch.put(ns.key(Table::Retrieval, &id.to_be_bytes()), record);
+        self.store.write(&batch)?;
+        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        for e in touched {
+            space.mark_dirty(e.id);
+            space.episodes.insert(e);
+        }
+        Ok(Some(id))
+    }
 }
 
 /// Query-time supersession: among the best candidates (sorted best first), one that a newer,
