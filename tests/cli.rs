@@ -179,6 +179,24 @@ fn store_commands_remember_recall_and_keep_fact_history() {
     assert_eq!(one_json(&run(&["rules", "--all", "--json"])).as_array().unwrap().len(), 2);
     let (ok, _, err) = mnemo(&["recall", "x", "--store", store, "--ns", "nobody"]);
     assert!(!ok && err.contains("no memories yet"), "{err}");
+
+    // The context: rules first and whole, facts, the episode recall finds, within the budget.
+    let c = one_json(&run(&["context", "npm install keeps failing", "--json"]));
+    assert!(c["tokens"]["total"].as_u64().unwrap() <= c["tokens"]["budget"].as_u64().unwrap());
+    let text = c["text"].as_str().unwrap();
+    assert!(text.starts_with("## Rules") && text.contains("Always run the linter"), "{text}");
+    assert!(text.contains("language: Italian") && text.contains("stale lockfile"), "{text}");
+    let tight =
+        one_json(&run(&["context", "npm install keeps failing", "--budget", "30", "--json"]));
+    assert!(tight["tokens"]["total"].as_u64().unwrap() <= 30, "{tight}");
+    let withheld = tight["withheld"].as_array().unwrap();
+    assert!(!withheld.is_empty(), "{tight}");
+    let id = withheld[0]["id"].as_str().unwrap();
+    assert!(!run(&["expand", id]).trim().is_empty(), "{id} can be fetched");
+    let people = run(&["context", "npm install keeps failing", "--budget", "30"]);
+    assert!(people.contains("tokens") && people.contains("withheld (mnemo expand ID)"), "{people}");
+    let (ok, _, err) = mnemo(&["context", "x", "--level", "4", "--store", store]);
+    assert!(!ok && err.contains("4"), "{err}");
 }
 
 #[test]

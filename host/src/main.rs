@@ -356,6 +356,12 @@ impl learn::Calls for Memory {
     fn stats(&mut self, ns: &str, now: i64) -> Result<String, String> {
         self.call(|g, s| g.call_stats(s, ns, now))
     }
+    fn context(&mut self, ns: &str, request: &str, now: i64) -> Result<String, String> {
+        self.call(|g, s| g.call_context(s, ns, request, now))
+    }
+    fn expand(&mut self, ns: &str, id: &str) -> Result<String, String> {
+        self.call(|g, s| g.call_expand(s, ns, id))
+    }
 }
 
 /// One component `remember` per JSONL line, then a maintenance pass.

@@ -37,7 +37,9 @@ export class Mnemo {
    * `embed: async (texts, role) => vectors` (e.g. a Workers AI binding; role is "query" or
    * "passage"); `now` (() => ms, default Date.now); `snapshotAfter`, `snapshotChunk`;
    * `phrase` ((prompt, maxTokens) => string, synchronous: a language model that may reword
-   * observations; its answers are checked and the engine's own words kept when one fails).
+   * observations; its answers are checked and the engine's own words kept when one fails);
+   * `countTokens` ((text) => number, synchronous: the host model's tokenizer, for exact
+   * context budgets; the engine's documented estimate otherwise).
    */
   static async open(storage, options = {}) {
     const m = new Mnemo();
@@ -54,6 +56,7 @@ export class Mnemo {
     );
     if (options.embedder) m.#engine.attachEmbedder(options.embedder);
     if (options.phrase) m.#engine.attachPhraser(options.phrase);
+    if (options.countTokens) m.#engine.attachTokenCounter(options.countTokens);
     m.#embed = options.embed ?? null;
     return m;
   }
@@ -129,6 +132,44 @@ export class Mnemo {
     const at = now ?? this.#clock();
     const v = vector ? Float32Array.from(vector) : await this.#hostVector(q.text, "query");
     return this.#run(ns, (e) => parse(e.recall(ns, JSON.stringify(q), at, v)));
+  }
+
+  /**
+   * The context for a task, within a token budget: `{sections, withheld, tokens, disclosure,
+   * retrievalId, budget, text}`. `request` is the task text or `{task, taskId?, budget?,
+   * total?, system?, conversation?, tools?, level?}`.
+   */
+  async context(ns, request, { vector, now } = {}) {
+    const r = typeof request === "string" ? { task: request } : { ...request };
+    const at = now ?? this.#clock();
+    const v = vector ?? r.vector ?? (await this.#hostVector(r.task, "query"));
+    if (v) r.vector = Array.from(v);
+    return this.#run(ns, (e) => parse(e.context(ns, JSON.stringify(r), at)));
+  }
+
+  /** Starts a task's working memory (in this process only), capped at `cap` tokens (4,000). */
+  taskStart(ns, id, content, { cap } = {}) {
+    return this.#run(null, (e) => parse(e.taskStart(ns, id, content, cap ?? 0)));
+  }
+
+  /** Adds a step (`reasoning`, `tool-result`, `approval`, `note`); the oldest are summarised past the cap. */
+  taskStep(ns, id, kind, text) {
+    return this.#run(null, (e) => parse(e.taskStep(ns, id, kind, text)));
+  }
+
+  /** A task's working memory as it is now. */
+  workingMemory(ns, id) {
+    return this.#run(null, (e) => parse(e.workingMemory(ns, id)));
+  }
+
+  /** Ends a task: its working memory is discarded and returned one last time. */
+  taskEnd(ns, id) {
+    return this.#run(null, (e) => parse(e.taskEnd(ns, id)));
+  }
+
+  /** The full text behind an id a context listed (`episode:42`, `rule:3`, `fact:KEY`, `transcript:2`…). */
+  expand(ns, id) {
+    return this.#run(ns, (e) => e.expand(ns, id));
   }
 
   /** Sets an episode's status: raw, active, superseded or rejected. */

@@ -223,6 +223,86 @@ export interface Fact {
 }
 
 /** `superseded`: merged into a wider rule that says the same and more (`supersededBy`). */
+/** Caps per section in tokens (defaults: seed 000's 32k window, 11,600 in all). */
+export interface Budget {
+  system: number;
+  rules: number;
+  facts: number;
+  episodes: number;
+  episodesK: number;
+  observations: number;
+  observationsK: number;
+  working: number;
+  tools: number;
+  response: number;
+}
+
+export interface ContextRequest {
+  /** What recall searches for: the new email, the user's request. */
+  task: string;
+  /** A running task's working memory to include. */
+  taskId?: string;
+  budget?: Partial<Budget>;
+  /** Everything but the response buffer fits this many tokens (caps scale down). */
+  total?: number;
+  /** The host's own system prompt (never cut; refused when over its cap). */
+  system?: string;
+  conversation?: { role: string; text: string }[];
+  tools?: { name: string; text: string }[];
+  /** Disclosure level; auto when absent. */
+  level?: 1 | 2 | 3;
+  vector?: number[];
+}
+
+export interface ContextItem {
+  /** Fetch it with `expand`: rule:3, fact:KEY, episode:42, observation:7, transcript:2… */
+  id: string;
+  text: string;
+  tokens: number;
+  /** Why it is here, with its score's parts. */
+  why: string;
+  score: number | null;
+  source: string;
+  /** Quoted as data, never followed. */
+  untrusted: boolean;
+}
+
+export interface ContextSection {
+  name: "system" | "rules" | "facts" | "episodes" | "observations" | "working" | "tools";
+  title: string;
+  cap: number;
+  tokens: number;
+  items: ContextItem[];
+  note: string;
+}
+
+export interface Context {
+  sections: ContextSection[];
+  /** What did not fit or was held back, fetchable by id. */
+  withheld: { id: string; section: string; line: string; tokens: number; reason: string }[];
+  tokens: { total: number; budget: number; response: number; withheldLine: number; counter: "estimate" | "host" };
+  disclosure: { level: 1 | 2 | 3; why: string };
+  /** For `outcome` (null when no episode was injected). */
+  retrievalId: number | null;
+  budget: Budget;
+  /** Ready for a system prompt. */
+  text: string;
+}
+
+export type StepKind = "reasoning" | "tool-result" | "approval" | "note";
+
+export interface WorkingMemory {
+  task: string;
+  cap: number;
+  /** Earlier steps, folded into lines that keep numbers, names, identifiers and decisions. */
+  summary: string[];
+  mentions: string[];
+  folded: number;
+  summarisedBy: "extractive" | "llm";
+  llmRefused: string;
+  steps: { n: number; kind: StepKind; text: string }[];
+}
+
 export type RuleStatus = "candidate" | "active" | "demoted" | "superseded";
 
 export interface Pattern {
@@ -419,6 +499,17 @@ export declare class Mnemo {
   nightlyLog(ns: string): Promise<Nightly[]>;
   /** Counts per tier and status, retrievable vs cold, and bytes. */
   stats(ns: string, options?: { now?: number }): Promise<Stats>;
+  /** The context for a task within a token budget (rules whole and first, facts, recall, observations, working memory, tool calls; the rest withheld). */
+  context(ns: string, request: string | ContextRequest, options?: { vector?: ArrayLike<number>; now?: number }): Promise<Context>;
+  /** Starts a task's working memory (in this process only), capped at `cap` tokens (default 4,000). */
+  taskStart(ns: string, id: string, content: string, options?: { cap?: number }): Promise<WorkingMemory>;
+  /** Adds a step; the oldest are summarised (never truncated) past the cap. */
+  taskStep(ns: string, id: string, kind: StepKind, text: string): Promise<{ n: number; folded: number; tokens: number }>;
+  workingMemory(ns: string, id: string): Promise<WorkingMemory>;
+  /** Ends a task: its working memory is discarded and returned one last time. */
+  taskEnd(ns: string, id: string): Promise<WorkingMemory>;
+  /** The full text behind an id a context listed (`episode:42`, `rule:3`, `fact:KEY`, `observation:7`, `transcript:2`, `working:TASK`). */
+  expand(ns: string, id: string): Promise<string>;
   maintain(options?: { force?: boolean }): Promise<{ sealed: number; merges: number; segments: number; snapshots: number; snapshotBytes: number }>;
   forgetNamespace(ns: string): Promise<number>;
   /** Erases a namespace, a subject in it, or one episode, across every layer; resolves to the receipt. */

@@ -32,6 +32,19 @@ impl crate::learn::phrasing::Llm for JsPhraser {
     }
 }
 
+/// A JS function lent to the engine as its model's tokenizer: `(text) => number`.
+struct JsTokens(js_sys::Function);
+
+impl crate::context::TokenCounter for JsTokens {
+    fn count(&self, text: &str) -> usize {
+        // A throwing or non-numeric counter falls back to the estimate for that text.
+        match self.0.call1(&JsValue::NULL, &text.into()).ok().and_then(|v| v.as_f64()) {
+            Some(n) if n.is_finite() && n >= 0.0 => n as usize,
+            _ => crate::context::TokenCounter::count(&crate::context::Estimate, text),
+        }
+    }
+}
+
 /// The engine over an in-memory mirror of the host's storage.
 #[wasm_bindgen]
 pub struct WasmEngine {
@@ -69,6 +82,64 @@ impl WasmEngine {
             Engine::new(Journaled::new(MemoryStore::new()), Config::default()),
         );
         self.inner = engine.with_llm(Box::new(JsPhraser(phrase)));
+    }
+
+    /// Counts context tokens with a synchronous JS function `(text) => number` (the host
+    /// model's tokenizer) instead of the estimate.
+    #[wasm_bindgen(js_name = attachTokenCounter)]
+    pub fn attach_token_counter(&mut self, count: js_sys::Function) {
+        let engine = std::mem::replace(
+            &mut self.inner,
+            Engine::new(Journaled::new(MemoryStore::new()), Config::default()),
+        );
+        self.inner = engine.with_token_counter(Box::new(JsTokens(count)));
+    }
+
+    /// The context for a task (`request` JSON: `engine::json_context`), as JSON.
+    pub fn context(&mut self, ns: &str, request: &str, now: f64) -> Result<String, JsValue> {
+        self.inner.context_json(ns, request, now as i64).map_err(js_error)
+    }
+
+    /// Starts a task's working memory (`cap` tokens; 0 for the default 4,000).
+    #[wasm_bindgen(js_name = taskStart)]
+    pub fn task_start(
+        &mut self,
+        ns: &str,
+        id: &str,
+        content: &str,
+        cap: f64,
+    ) -> Result<String, JsValue> {
+        let cap = (cap > 0.0).then_some(cap as usize);
+        self.inner.task_start_json(ns, id, content, cap).map_err(js_error)
+    }
+
+    /// Adds a step (reasoning, tool-result, approval, note) to a task's working memory.
+    #[wasm_bindgen(js_name = taskStep)]
+    pub fn task_step(
+        &mut self,
+        ns: &str,
+        id: &str,
+        kind: &str,
+        text: &str,
+    ) -> Result<String, JsValue> {
+        self.inner.task_step_json(ns, id, kind, text).map_err(js_error)
+    }
+
+    /// A task's working memory as it is now (JSON).
+    #[wasm_bindgen(js_name = workingMemory)]
+    pub fn working_memory(&self, ns: &str, id: &str) -> Result<String, JsValue> {
+        self.inner.working_memory_json(ns, id).map_err(js_error)
+    }
+
+    /// Ends a task: its working memory is discarded and returned one last time (JSON).
+    #[wasm_bindgen(js_name = taskEnd)]
+    pub fn task_end(&mut self, ns: &str, id: &str) -> Result<String, JsValue> {
+        self.inner.task_end_json(ns, id).map_err(js_error)
+    }
+
+    /// The full text behind an id a context gave (episode:42, rule:3, fact:KEY, …).
+    pub fn expand(&mut self, ns: &str, id: &str) -> Result<String, JsValue> {
+        self.inner.expand(ns, id).map_err(js_error)
     }
 
     /// Puts records the host read from its storage into the mirror (not journaled). `keys`

@@ -283,6 +283,36 @@ impl Guest for Component {
         with(|e| e.stats_json(&ns, now))
     }
 
+    fn context(ns: String, request: String, now: i64) -> std::result::Result<String, WitError> {
+        with(|e| e.context_json(&ns, &request, now))
+    }
+
+    fn task_start(
+        ns: String,
+        id: String,
+        content: String,
+        cap: Option<u32>,
+    ) -> std::result::Result<String, WitError> {
+        with(|e| e.task_start_json(&ns, &id, &content, cap.map(|c| c as usize)))
+    }
+
+    fn task_step(
+        ns: String,
+        id: String,
+        kind: String,
+        text: String,
+    ) -> std::result::Result<String, WitError> {
+        with(|e| e.task_step_json(&ns, &id, &kind, &text))
+    }
+
+    fn task_end(ns: String, id: String) -> std::result::Result<String, WitError> {
+        with(|e| e.task_end_json(&ns, &id))
+    }
+
+    fn expand(ns: String, id: String) -> std::result::Result<String, WitError> {
+        with(|e| e.expand(&ns, &id))
+    }
+
     fn nightly(ns: String, now: i64, budget: Option<u64>) -> std::result::Result<String, WitError> {
         with(|e| e.nightly_json(&ns, now, budget))
     }

@@ -259,13 +259,17 @@ impl<S: KvStore> Engine<S> {
         let task = req.task.clone();
         let mut q = Query::new(task.clone(), budget.episodes_k.saturating_mul(2).clamp(1, 100));
         q.touch = false;
-        q.vector = req.vector.clone();
-        let mut recall = self.recall(ns, &q, now)?;
-        let best = recall.hits.first().map(|h| h.explanation.cosine);
+        // One embedding of the task serves recall and the observations.
+        let qv = self.vector_for(&task, req.vector.as_deref(), crate::embed::Role::Query)?;
+        q.vector = Some(qv.clone());
+        // A namespace with nothing remembered yet still gets its rules and facts.
+        let known = self.space(&nsc)?.exists;
+        let mut hits = if known { self.recall(ns, &q, now)?.hits } else { Vec::new() };
+        let best = hits.first().map(|h| h.explanation.cosine);
         let observations = self.recall_observations(
             ns,
             &task,
-            req.vector.as_deref(),
+            Some(&qv),
             budget.observations_k.saturating_mul(2).clamp(1, 50),
             now,
         )?;
@@ -285,9 +289,9 @@ impl<S: KvStore> Engine<S> {
                 (Some(c), _) => (1, format!("the task matched its episodes confidently (cosine {c:.2})")),
             },
         };
-        if level == 3 {
+        if level == 3 && known {
             q.include_cold = true;
-            recall = self.recall(ns, &q, now)?;
+            hits = self.recall(ns, &q, now)?.hits;
         }
         let mut section = Section::new(
             "episodes",
@@ -296,7 +300,7 @@ impl<S: KvStore> Engine<S> {
         );
         let mut items = Vec::new();
         let mut by_id = Vec::new();
-        for h in &recall.hits {
+        for h in &hits {
             let x = &h.explanation;
             let mut i = Item::new(
                 format!("episode:{}", h.episode.id),
@@ -320,7 +324,7 @@ impl<S: KvStore> Engine<S> {
             by_id.push(h.episode.clone());
             items.push(i);
         }
-        if level == 1 {
+        if level == 1 && known {
             for e in self.recent_summaries(&nsc, 3, now)? {
                 if by_id.iter().any(|x| x.id == e.id) {
                     continue;
@@ -336,7 +340,7 @@ impl<S: KvStore> Engine<S> {
             }
         }
         section.fill(items, budget.episodes_k, self.counter(), &mut withheld);
-        if section.items.is_empty() && recall.hits.is_empty() {
+        if section.items.is_empty() && hits.is_empty() {
             section.note = "no episode matched the task".into();
         }
         let used: Vec<&Episode> = section

@@ -14,7 +14,7 @@ fn parse(text: &str, what: &str) -> Result<Value> {
     serde_json::from_str(text).map_err(|e| Error::InvalidInput(format!("{what} is not JSON: {e}")))
 }
 
-fn out(v: impl serde::Serialize) -> Result<String> {
+pub(crate) fn out(v: impl serde::Serialize) -> Result<String> {
     serde_json::to_string(&v).map_err(|e| Error::InvalidInput(e.to_string()))
 }
 

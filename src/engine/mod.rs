@@ -20,6 +20,7 @@ pub(crate) mod export;
 mod facts;
 mod feedback;
 pub mod json;
+pub mod json_context;
 pub mod json_learn;
 pub mod json_privacy;
 mod merge;

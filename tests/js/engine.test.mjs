@@ -274,3 +274,27 @@ test("a host language model may reword observations, and only faithfully", async
     else assert.match(o.quote, /Never use semicolons/);
   }
 });
+
+test("context: rules whole and first, facts, recall, a budget that holds, and working memory", async () => {
+  const m = await Mnemo.open(new MemoryStorage(), { ...opts, embed: async (texts) => texts.map(vec) });
+  await m.remember("ana", { text: "Invoice INV-2291 for Marco was paid late", outcome: "failure", verdict: "send reminders early" });
+  await m.remember("ana", { text: "Lunch with the design team" });
+  await m.addRule("ana", "Never use semicolons", { origin: "user" });
+  await m.setFact("ana", { key: "language", value: "Italian", origin: "user", source: "explicit" });
+  const c = await m.context("ana", "invoice for Marco");
+  assert.ok(c.text.startsWith("## Rules"), c.text);
+  assert.ok(c.text.includes("language: Italian") && c.text.includes("INV-2291"), c.text);
+  assert.ok(c.tokens.total <= c.tokens.budget);
+  assert.equal(c.sections.map((s) => s.name).join(), "system,rules,facts,episodes,observations,working,tools");
+  const tight = await m.context("ana", { task: "invoice for Marco", total: 20 });
+  assert.ok(tight.tokens.total <= 20 && tight.withheld.length > 0, JSON.stringify(tight.tokens));
+  assert.ok((await m.expand("ana", tight.withheld[0].id)).length > 0);
+  await m.taskStart("ana", "t1", "Answer Marco", { cap: 200 });
+  for (let i = 0; i < 20; i++) await m.taskStep("ana", "t1", "tool-result", `Order ORD-${i} has ${100 + i} units; we decided to ship it from Milan because stock is there.`);
+  const w = await m.workingMemory("ana", "t1");
+  assert.ok(w.folded > 0);
+  const withTask = await m.context("ana", { task: "invoice for Marco", taskId: "t1" });
+  assert.ok(withTask.sections[5].tokens <= 4000 && withTask.text.includes("ORD-19"));
+  await m.taskEnd("ana", "t1");
+  await assert.rejects(m.workingMemory("ana", "t1"), /task_start|start it/);
+});

@@ -32,6 +32,10 @@ pub trait Calls {
     fn report(&mut self, ns: &str) -> Result<String, String>;
     /// `stats_json`.
     fn stats(&mut self, ns: &str, now: i64) -> Result<String, String>;
+    /// `context_json`.
+    fn context(&mut self, ns: &str, request: &str, now: i64) -> Result<String, String>;
+    /// `expand`.
+    fn expand(&mut self, ns: &str, id: &str) -> Result<String, String>;
 }
 
 /// The learning loop's commands.
@@ -61,6 +65,31 @@ pub enum Learn {
     },
     /// Run the pattern detector now (at most 3 new observations)
     Observe,
+    /// Assemble the context for a task: rules (whole, first), facts, the episodes recall
+    /// finds, observations, each within its token cap; what did not fit is listed as withheld
+    /// (--json: {sections, withheld, tokens: {total, budget, …}, disclosure, text})
+    Context {
+        /// The task: the new email, the request (several words are joined with spaces)
+        #[arg(value_name = "TASK", required = true)]
+        task: Vec<String>,
+        /// Everything but the response buffer fits N tokens (the caps scale down; default
+        /// 9,600 of a 32k window)
+        #[arg(long, value_name = "N")]
+        budget: Option<usize>,
+        /// Disclosure level: 1 (rules, facts, episodes), 2 (+ observations), 3 (+ full
+        /// history); chosen from the task when absent
+        #[arg(long, value_parser = clap::value_parser!(u8).range(1..=3))]
+        level: Option<u8>,
+        /// The host's system prompt, from a file (counted against its cap, never cut)
+        #[arg(long, value_name = "FILE")]
+        system: Option<PathBuf>,
+    },
+    /// Print the full text behind an id a context listed (episode:42, rule:3, fact:KEY,
+    /// observation:7)
+    Expand {
+        /// The id
+        id: String,
+    },
     /// Count the episodes per compaction tier and status, retrievable and cold, and the
     /// namespace's bytes (--json: {episodes, retrievable, cold, tiers, statuses, bytes})
     Stats,
@@ -139,6 +168,27 @@ pub fn run(g: &Globals, cmd: &Learn, calls: &mut dyn Calls) -> Result<(), String
         Learn::Nightly { budget } => calls.nightly(ns, now, *budget)?,
         Learn::Observe => calls.observe(ns, now)?,
         Learn::Stats => calls.stats(ns, now)?,
+        Learn::Context { task, budget, level, system } => {
+            let system = match system {
+                Some(f) => {
+                    std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?
+                }
+                None => String::new(),
+            };
+            let req = serde_json::json!({
+                "task": task.join(" "), "total": budget, "level": level, "system": system,
+            });
+            calls.context(ns, &req.to_string(), now)?
+        }
+        Learn::Expand { id } => {
+            let text = calls.expand(ns, id)?;
+            if g.json {
+                println!("{}", serde_json::json!({ "id": id, "text": text }));
+            } else {
+                println!("{text}");
+            }
+            return Ok(());
+        }
         Learn::Observations { all } => {
             let statuses = if *all { Vec::new() } else { vec!["open".to_string()] };
             calls.observations(ns, &statuses)?
@@ -213,6 +263,8 @@ pub fn run(g: &Globals, cmd: &Learn, calls: &mut dyn Calls) -> Result<(), String
                 st["raw"], st["active"], st["superseded"], st["rejected"]
             );
         }
+        Learn::Context { .. } => print_context(&v),
+        Learn::Expand { .. } => {}
         Learn::Observe => {
             println!("read {} signals, found {} patterns", v["signals"], v["found"]);
             println!("  new observations: {}", ids(&v["inserted"]));
@@ -290,4 +342,45 @@ pub fn run(g: &Globals, cmd: &Learn, calls: &mut dyn Calls) -> Result<(), String
         }
     }
     Ok(())
+}
+
+/// A context for people: its text, then each section's tokens against its cap, the level and
+/// why, and what was withheld with the reason.
+fn print_context(v: &Value) {
+    println!("{}", v["text"].as_str().unwrap_or("").trim_end());
+    println!();
+    let t = &v["tokens"];
+    println!(
+        "— {} of {} tokens ({} counted; {} reserved for the answer); disclosure level {}: {}",
+        t["total"],
+        t["budget"],
+        t["counter"].as_str().unwrap_or("?"),
+        t["response"],
+        v["disclosure"]["level"],
+        v["disclosure"]["why"].as_str().unwrap_or("")
+    );
+    for s in v["sections"].as_array().into_iter().flatten() {
+        let note = s["note"].as_str().filter(|n| !n.is_empty()).map(|n| format!(" — {n}"));
+        println!(
+            "  {:<13} {:>5} / {:<5} tokens, {} items{}",
+            s["name"].as_str().unwrap_or("?"),
+            s["tokens"],
+            s["cap"],
+            s["items"].as_array().map_or(0, Vec::len),
+            note.unwrap_or_default()
+        );
+    }
+    let withheld = v["withheld"].as_array().cloned().unwrap_or_default();
+    if !withheld.is_empty() {
+        println!("withheld (mnemo expand ID):");
+        for w in withheld {
+            println!(
+                "  {} ({} tokens, {}): {}",
+                w["id"].as_str().unwrap_or("?"),
+                w["tokens"],
+                w["reason"].as_str().unwrap_or(""),
+                w["line"].as_str().unwrap_or("")
+            );
+        }
+    }
 }

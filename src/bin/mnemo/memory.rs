@@ -368,4 +368,10 @@ impl crate::learn::Calls for Store {
     fn stats(&mut self, ns: &str, now: i64) -> Result<String, String> {
         self.stats_json(ns, now).map_err(err)
     }
+    fn context(&mut self, ns: &str, request: &str, now: i64) -> Result<String, String> {
+        self.context_json(ns, request, now).map_err(err)
+    }
+    fn expand(&mut self, ns: &str, id: &str) -> Result<String, String> {
+        Engine::expand(self, ns, id).map_err(err)
+    }
 }

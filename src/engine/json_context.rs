@@ -1,0 +1,50 @@
+//! Context assembly and working memory through JSON text, for bindings.
+//!
+//! A context request is `{task, taskId?, budget?: {system, rules, facts, episodes, episodesK,
+//! observations, observationsK, working, tools, response}, total?, system?, conversation?:
+//! [{role, text}], tools?: [{name, text}], level?: 1|2|3, vector?}` (every budget field
+//! optional, defaults from `context::budget`); the answer is `engine::Context` in camelCase.
+
+use super::json::out;
+use super::{ContextRequest, Engine};
+use crate::context::StepKind;
+use crate::error::{Error, Result};
+use crate::store::KvStore;
+
+impl<S: KvStore> Engine<S> {
+    /// [`Engine::context`] with the request as JSON (module docs).
+    pub fn context_json(&mut self, ns: &str, request: &str, now: i64) -> Result<String> {
+        let req: ContextRequest = serde_json::from_str(request)
+            .map_err(|e| Error::InvalidInput(format!("context request: {e}")))?;
+        out(self.context(ns, &req, now)?)
+    }
+
+    /// [`Engine::task_start`]; returns the working memory as JSON.
+    pub fn task_start_json(
+        &mut self,
+        ns: &str,
+        id: &str,
+        content: &str,
+        cap: Option<usize>,
+    ) -> Result<String> {
+        self.task_start(ns, id, content, cap)?;
+        out(self.working_memory(ns, id)?)
+    }
+
+    /// [`Engine::task_step`] with the kind by name (reasoning, tool-result, approval, note);
+    /// returns `{n, folded, tokens}`.
+    pub fn task_step_json(&mut self, ns: &str, id: &str, kind: &str, text: &str) -> Result<String> {
+        let kind: StepKind = kind.parse()?;
+        out(self.task_step(ns, id, kind, text)?)
+    }
+
+    /// [`Engine::working_memory`] as JSON.
+    pub fn working_memory_json(&self, ns: &str, id: &str) -> Result<String> {
+        out(self.working_memory(ns, id)?)
+    }
+
+    /// [`Engine::task_end`]: the discarded working memory, one last time, as JSON.
+    pub fn task_end_json(&mut self, ns: &str, id: &str) -> Result<String> {
+        out(self.task_end(ns, id)?)
+    }
+}
