@@ -28,6 +28,18 @@ fn one_json(out: &str) -> serde_json::Value {
     serde_json::from_str(out).unwrap_or_else(|e| panic!("not one JSON document ({e}): {out}"))
 }
 
+/// Runs `mnemo ARGS --store STORE --at 2024-11-20T12:00:00Z`, asserting it succeeds;
+/// returns stdout.
+fn runner(store: &str) -> impl Fn(&[&str]) -> String + '_ {
+    move |args| {
+        let at = ["--store", store, "--at", "2024-11-20T12:00:00Z"];
+        let all: Vec<&str> = args.iter().copied().chain(at).collect();
+        let (ok, out, err) = mnemo(&all);
+        assert!(ok, "{args:?}: {err}");
+        out
+    }
+}
+
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("mnemo-cli-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -122,13 +134,7 @@ fn malformed_lines_fail_with_their_line_number() {
 fn store_commands_remember_recall_and_keep_fact_history() {
     let d = dir("store");
     let store = d.to_str().unwrap();
-    let at = ["--store", store, "--at", "2024-11-20T12:00:00Z"];
-    let run = |args: &[&str]| {
-        let all: Vec<&str> = args.iter().chain(at.iter()).copied().collect();
-        let (ok, out, err) = mnemo(&all);
-        assert!(ok, "{args:?}: {err}");
-        out
-    };
+    let run = runner(store);
     assert!(run(&[
         "remember",
         "npm install failed: stale lockfile",
@@ -369,13 +375,7 @@ fn nightly_compacts_and_stats_and_include_cold_show_it() {
         .collect();
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
     let file = write(&d.join("week.jsonl"), &lines);
-    let at = ["--store", store, "--at", "2024-11-20T12:00:00Z"];
-    let run = |args: &[&str]| {
-        let all: Vec<&str> = args.iter().chain(at.iter()).copied().collect();
-        let (ok, out, err) = mnemo(&all);
-        assert!(ok, "{args:?}: {err}");
-        out
-    };
+    let run = runner(store);
     run(&["ingest", &file]);
     let n = one_json(&run(&["nightly", "--json"]));
     let c = &n["compacted"][0];

@@ -171,7 +171,7 @@ fn a_confirmed_weekly_pattern_outranks_a_single_recent_event() {
     assert!(s < x, "the weekly pattern (rank {s}) outranks the single recent event (rank {x})");
 }
 
-/// Seed 003's buried lesson: 10,000 episodes over a year, 400 routine date-parsing successes
+/// The buried lesson: 10,000 episodes over a year, 400 routine date-parsing successes
 /// and the one failure that holds the pitfall.
 #[test]
 fn the_buried_lesson_surfaces_after_compaction() {

@@ -223,7 +223,7 @@ export interface Fact {
 }
 
 /** `superseded`: merged into a wider rule that says the same and more (`supersededBy`). */
-/** Caps per section in tokens (defaults: seed 000's 32k window, 11,600 in all). */
+/** Caps per section in tokens (defaults: a 32k-token window's share, 11,600 in all with the answer's 2,000). */
 export interface Budget {
   system: number;
   rules: number;

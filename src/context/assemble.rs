@@ -119,8 +119,8 @@ impl Section {
         out
     }
 
-    /// Offers `items` in order (module docs): at most `k` go in; the rest are withheld with
-    /// `reason_over` (over the cap) or "beyond the top k". Returns how many went in.
+    /// Offers `items` in order (module docs): at most `k` go in; the rest are withheld as
+    /// over the cap or beyond the top `k`. Returns how many went in.
     pub fn fill(
         &mut self,
         items: Vec<Item>,

@@ -1,6 +1,6 @@
 //! The token budget of an assembled context: one cap per section.
 //!
-//! Defaults are those of a 32k-token window (seed 000's table); they sum to 11,600 tokens,
+//! Defaults give memory its share of a 32k-token window; they sum to 11,600 tokens,
 //! the response buffer included:
 //!
 //! | section | cap | items |
@@ -131,7 +131,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_sum_to_the_seed_window_share_and_fit_scales_down() {
+    fn defaults_sum_to_a_32k_window_share_and_fit_scales_down() {
         let b = Budget::default();
         assert_eq!(b.total(), 11_600);
         assert_eq!(b.fit(20_000), b);

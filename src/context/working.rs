@@ -14,7 +14,7 @@
 //! passes `compact::verify::check` (within the cap, no number, identifier or name that the
 //! folded steps do not contain).
 //!
-//! The conversation follows seed 000's overflow rule ([`Conversation`]): the last three rounds
+//! A conversation overflows without truncation too ([`Conversation`]): the last three rounds
 //! stay whole, earlier ones become three sentences, and the full transcript is kept as a
 //! reference the agent can fetch by id.
 
@@ -102,6 +102,7 @@ pub struct WorkingMemory {
     pub llm_refused: String,
     /// Steps kept whole, oldest first.
     pub steps: Vec<Step>,
+    #[serde(skip)]
     next: u32,
 }
 

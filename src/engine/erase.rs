@@ -551,19 +551,24 @@ impl<S: KvStore> Engine<S> {
                     }
                 }
                 Table::Observation => {
-                    let mut o = Observation::decode(v)?;
+                    let decoded = Observation::decode(v);
                     // A lesson observation states what its episodes taught: built on an
-                    // erased one, it goes with the rule promoted from it.
-                    if hit || o.episodes.iter().any(|e| p.episodes.contains(e)) {
+                    // erased one, it goes with the rule promoted from it. (A record naming the
+                    // subject goes even if it cannot be decoded.)
+                    let built_on_erased = decoded
+                        .as_ref()
+                        .is_ok_and(|o| o.episodes.iter().any(|e| p.episodes.contains(e)));
+                    if hit || built_on_erased {
                         p.batch.delete(k.to_vec());
                         p.batch.delete(ns.key(Table::ObservationVector, id));
                         p.tally.add(table, 1, 0);
-                        if let Some(rule) = o.rule {
+                        if let Some((rule, o)) = decoded.ok().and_then(|o| Some((o.rule?, o))) {
                             p.rules_gone.push(rule);
                             p.unrepresent.push((rule, o.episodes));
                         }
                         return Ok(());
                     }
+                    let mut o = decoded?;
                     let before = o.support.len();
                     o.support.retain(|s| !p.signals.contains(s));
                     if o.support.len() != before {

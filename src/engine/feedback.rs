@@ -15,7 +15,7 @@
 //! the same words) is not activated next to it:
 //! the stronger of the two stays active and the other is kept as a candidate.
 
-use super::merge::content_words;
+use super::merge::{content_words, merging};
 use super::observe::load_observations;
 use super::signals::free_id;
 use super::Engine;
@@ -180,15 +180,16 @@ impl<S: KvStore> Engine<S> {
             let mut rules = self.rules(ns, &[])?;
             let active: Vec<&Rule> =
                 rules.iter().filter(|r| r.status == RuleStatus::Active).collect();
+            let stances = self.stances(&o.quote, &active)?;
             let mut replaced = None;
-            if let Some(other) = self.contradicting(&o.quote, &o.pattern, &active)? {
+            if let Some(other) = contradicting(&o.quote, &o.pattern, &active, &stances) {
                 let theirs = observations.iter().find(|x| x.rule == Some(other));
                 if theirs.is_some_and(|t| strength(t) >= strength(o)) || theirs.is_none() {
                     continue; // the active rule is at least as strong (or the user wrote it)
                 }
                 replaced = Some(other);
             }
-            let merge = self.merging(&o.quote, &o.pattern, &active)?;
+            let merge = merging(&o.quote, &o.pattern, &active, &stances);
             if merge.into.is_some() {
                 replaced = None; // nothing new is injected, so nothing is displaced
             }
@@ -237,31 +238,28 @@ impl<S: KvStore> Engine<S> {
         }
         Ok(out)
     }
+}
 
-    /// The active rule that `text` (with pattern key `pattern`) contradicts, if any.
-    fn contradicting(
-        &mut self,
-        text: &str,
-        pattern: &str,
-        active: &[&Rule],
-    ) -> Result<Option<u64>> {
-        let opposite = Pattern::parse(pattern).and_then(|p| p.opposite_key());
-        if let Some(r) =
-            active.iter().find(|r| !r.pattern.is_empty() && Some(&r.pattern) == opposite.as_ref())
-        {
-            return Ok(Some(r.id));
-        }
-        // Promoted rules contradict by pattern, exactly; rules a person wrote have no pattern,
-        // so their stance is read from the texts.
-        let written: Vec<&Rule> = active.iter().copied().filter(|r| r.pattern.is_empty()).collect();
-        for (id, stance) in self.stances(text, &written)? {
-            let shares = written.iter().any(|r| r.id == id && share_words(text, &r.text));
-            if stance == polarity::Stance::Opposite && shares {
-                return Ok(Some(id));
-            }
-        }
-        Ok(None)
+/// The active rule that `text` (with pattern key `pattern`) contradicts, if any, given its
+/// [`Engine::stances`] toward the rules a person wrote.
+fn contradicting(
+    text: &str,
+    pattern: &str,
+    active: &[&Rule],
+    stances: &[(u64, polarity::Stance)],
+) -> Option<u64> {
+    let opposite = Pattern::parse(pattern).and_then(|p| p.opposite_key());
+    if let Some(r) =
+        active.iter().find(|r| !r.pattern.is_empty() && Some(&r.pattern) == opposite.as_ref())
+    {
+        return Some(r.id);
     }
+    // Promoted rules contradict by pattern, exactly; rules a person wrote have no pattern,
+    // so their stance is read from the texts.
+    stances.iter().find_map(|(id, stance)| {
+        let shares = active.iter().any(|r| r.id == *id && share_words(text, &r.text));
+        (*stance == polarity::Stance::Opposite && shares).then_some(*id)
+    })
 }
 
 #[cfg(test)]

@@ -44,13 +44,15 @@ pub(crate) fn content_words(t: &str) -> std::collections::BTreeSet<String> {
 }
 
 impl<S: KvStore> Engine<S> {
-    /// The stance of `text` toward each rule in `written` (by their texts; needs an embedder,
-    /// else none is returned).
+    /// The stance of `text` toward each rule a person wrote among `active` (they have no
+    /// pattern, so their texts are compared; needs an embedder, else none is returned). One
+    /// embedding call serves both the contradiction check and merging.
     pub(crate) fn stances(
         &mut self,
         text: &str,
-        written: &[&Rule],
+        active: &[&Rule],
     ) -> Result<Vec<(u64, polarity::Stance)>> {
+        let written: Vec<&Rule> = active.iter().copied().filter(|r| r.pattern.is_empty()).collect();
         if self.embedder.is_none() || written.is_empty() {
             return Ok(Vec::new());
         }
@@ -66,34 +68,41 @@ impl<S: KvStore> Engine<S> {
             })
             .collect())
     }
+}
 
-    /// How a rule with `text` and pattern key `pattern` merges with `active` (module docs).
-    pub(crate) fn merging(&mut self, text: &str, pattern: &str, active: &[&Rule]) -> Result<Merge> {
-        let mut m = Merge::default();
-        if let Some(new) = Pattern::parse(pattern) {
-            for r in active {
-                let Some(old) = Pattern::parse(&r.pattern) else { continue };
-                if old.covers(&new) {
-                    m.into = m.into.or(Some(r.id));
-                } else if new.covers(&old) {
-                    m.absorbs.push(r.id);
-                }
+/// How a rule with `text` and pattern key `pattern` merges with `active` (module docs), given
+/// its [`Engine::stances`] toward them.
+pub(crate) fn merging(
+    text: &str,
+    pattern: &str,
+    active: &[&Rule],
+    stances: &[(u64, polarity::Stance)],
+) -> Merge {
+    let mut m = Merge::default();
+    if let Some(new) = Pattern::parse(pattern) {
+        for r in active {
+            let Some(old) = Pattern::parse(&r.pattern) else { continue };
+            if old.covers(&new) {
+                m.into = m.into.or(Some(r.id));
+            } else if new.covers(&old) {
+                m.absorbs.push(r.id);
             }
         }
-        if m.into.is_some() {
-            return Ok(Merge { into: m.into, absorbs: Vec::new() });
-        }
-        let written: Vec<&Rule> = active.iter().copied().filter(|r| r.pattern.is_empty()).collect();
-        let words = content_words(text);
-        for (id, stance) in self.stances(text, &written)? {
-            let Some(r) = written.iter().find(|r| r.id == id) else { continue };
-            if stance == polarity::Stance::Same && words.is_subset(&content_words(&r.text)) {
-                return Ok(Merge { into: Some(id), absorbs: Vec::new() });
-            }
-        }
-        Ok(m)
     }
+    if m.into.is_some() {
+        return Merge { into: m.into, absorbs: Vec::new() };
+    }
+    let words = content_words(text);
+    for (id, stance) in stances {
+        let Some(r) = active.iter().find(|r| r.id == *id) else { continue };
+        if *stance == polarity::Stance::Same && words.is_subset(&content_words(&r.text)) {
+            return Merge { into: Some(*id), absorbs: Vec::new() };
+        }
+    }
+    m
+}
 
+impl<S: KvStore> Engine<S> {
     /// Stages, in `batch`, every rule superseded by `rule` back to active (it is leaving the
     /// active set); returns their ids.
     pub(crate) fn restore_absorbed(

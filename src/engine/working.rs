@@ -56,10 +56,7 @@ impl<S: KvStore> Engine<S> {
         let Some(w) = self.tasks.get_mut(&key) else {
             return Err(Error::NotFound(format!("task {id:?} in {ns}: start it with task_start")));
         };
-        let counter: &dyn crate::context::TokenCounter = match &self.tokens {
-            Some(c) => c.as_ref(),
-            None => &crate::context::Estimate,
-        };
+        let counter = super::context::counter_of(&self.tokens);
         let llm = self.llm.as_deref_mut().map(|l| l as &mut dyn crate::learn::phrasing::Llm);
         Ok(w.push(kind, text, counter, llm))
     }

@@ -182,27 +182,26 @@ test("the learning loop: signals, nightly, observations, feedback, outcomes", as
   await assert.rejects(mem.outcome("ana", 1, "failure"), /retrieval/);
 });
 
-test("the wasm build learns bit for bit what the native build learns", async (t) => {
+// What the native test `test` wrote to the cargo target directory, and the wasm build's glue.
+async function nativeAndWasm(file, test) {
   const { readFileSync, existsSync } = await import("node:fs");
   const target = process.env.CARGO_TARGET_DIR ?? join(import.meta.dirname, "../../target");
-  const file = join(target, "learn-digest-native.json");
-  assert.ok(existsSync(file), `${file} is missing: run cargo test --test learning first (tools/test does)`);
-  const native = JSON.parse(readFileSync(file, "utf8"));
+  const path = join(target, file);
+  assert.ok(existsSync(path), `${path} is missing: run cargo test --test ${test} first (tools/test does)`);
   const glue = await import("../../pkg/wasm/mnemo.js");
   glue.initSync({ module: readFileSync(join(import.meta.dirname, "../../pkg/wasm/mnemo_bg.wasm")) });
+  return { native: JSON.parse(readFileSync(path, "utf8")), glue };
+}
+
+test("the wasm build learns bit for bit what the native build learns", async () => {
+  const { native, glue } = await nativeAndWasm("learn-digest-native.json", "learning");
   const wasm = JSON.parse(glue.benchNightly(native.days, native.perDay, () => performance.now()));
   assert.equal(wasm.observations, native.observations);
   assert.equal(wasm.digest, native.digest);
 });
 
 test("the wasm build compacts bit for bit what the native build compacts", async () => {
-  const { readFileSync, existsSync } = await import("node:fs");
-  const target = process.env.CARGO_TARGET_DIR ?? join(import.meta.dirname, "../../target");
-  const file = join(target, "compaction-digest-native.json");
-  assert.ok(existsSync(file), `${file} is missing: run cargo test --test compaction first (tools/test does)`);
-  const native = JSON.parse(readFileSync(file, "utf8"));
-  const glue = await import("../../pkg/wasm/mnemo.js");
-  glue.initSync({ module: readFileSync(join(import.meta.dirname, "../../pkg/wasm/mnemo_bg.wasm")) });
+  const { native, glue } = await nativeAndWasm("compaction-digest-native.json", "compaction");
   const wasm = JSON.parse(glue.benchCompaction(native.n, () => performance.now()));
   assert.equal(wasm.weekly, native.weekly);
   assert.equal(wasm.monthly, native.monthly);

@@ -14,9 +14,11 @@ import { modelDir } from "./model.mjs";
 
 const root = resolve(import.meta.dirname, "../..");
 
-test("inspector: sample events, an explained recall, timeline, facts, rules, observations, export, import, erasure, screenshot", async () => {
+// Serves the repository, opens the inspector in Chromium (profile directory `profile`), waits
+// until it is ready, runs `body(page)`, and checks the page raised no error.
+async function withInspector(profile, body) {
   const server = await serve(root, { aliases: { "/model/": modelDir() } });
-  const context = await launch(mkdtempSync(join(tmpdir(), "mnemo-inspector-")));
+  const context = await launch(mkdtempSync(join(tmpdir(), profile)));
   try {
     const page = context.pages()[0] ?? (await context.newPage());
     await page.setViewportSize({ width: 1360, height: 1100 });
@@ -26,6 +28,16 @@ test("inspector: sample events, an explained recall, timeline, facts, rules, obs
     await page.waitForSelector("body[data-ready]", { timeout: 120_000 }).catch(() => {
       throw new Error(`the inspector did not get ready: ${errors.join("; ")}`);
     });
+    await body(page);
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    server.close();
+  }
+}
+
+test("inspector: sample events, an explained recall, timeline, facts, rules, observations, export, import, erasure, screenshot", () =>
+  withInspector("mnemo-inspector-", async (page) => {
     await page.click("#sample");
     await page.waitForFunction(() => document.querySelectorAll("#timeline tr").length === 8, null, { timeout: 60_000 });
     await page.fill("#recall input[name=text]", "what did we learn about the lockfile?");
@@ -114,25 +126,10 @@ test("inspector: sample events, an explained recall, timeline, facts, rules, obs
     const shot = process.env.MNEMO_SCREENSHOT ?? join(tmpdir(), "mnemo-inspector.png");
     await page.screenshot({ path: shot, fullPage: true });
     assert.ok(statSync(shot).size > 20_000, "a real screenshot");
-    assert.deepEqual(errors, []);
-  } finally {
-    await context.close();
-    server.close();
-  }
-});
+  }));
 
-test("inspector: an old week compacted by the nightly job — weekly summary with its evidence, cold sources, stats, nightly log, recall of cold records", async () => {
-  const server = await serve(root, { aliases: { "/model/": modelDir() } });
-  const context = await launch(mkdtempSync(join(tmpdir(), "mnemo-inspector-compaction-")));
-  try {
-    const page = context.pages()[0] ?? (await context.newPage());
-    await page.setViewportSize({ width: 1360, height: 1100 });
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(e.message));
-    await page.goto(`${server.url}/www/inspector/`);
-    await page.waitForSelector("body[data-ready]", { timeout: 120_000 }).catch(() => {
-      throw new Error(`the inspector did not get ready: ${errors.join("; ")}`);
-    });
+test("inspector: an old week compacted by the nightly job — weekly summary with its evidence, cold sources, stats, nightly log, recall of cold records", () =>
+  withInspector("mnemo-inspector-compaction-", async (page) => {
     const stat = async (key) => Number(await page.getAttribute(`#stats [data-stat=${key}]`, "data-value"));
     const ids = (texts) => texts.map((t) => Number(t.trim().replace(/^#/, ""))).sort((a, b) => a - b);
 
@@ -209,9 +206,4 @@ test("inspector: an old week compacted by the nightly job — weekly summary wit
     await page.waitForFunction(() => [...document.querySelectorAll("#hits .chip")].some((c) => c.textContent === "cold"), null, { timeout: 60_000 });
     const coldHit = page.locator("#hits .hit", { has: page.locator(".chip", { hasText: /^cold$/ }) }).first();
     assert.deepEqual(ids(await coldHit.locator(".factors a.ref").allTextContents()), [summaryId]);
-    assert.deepEqual(errors, []);
-  } finally {
-    await context.close();
-    server.close();
-  }
-});
+  }));
