@@ -431,3 +431,86 @@ pub fn compaction(n: usize, clock: &mut dyn FnMut() -> f64) -> CompactionReport 
         digest: store_digest(engine.store()),
     }
 }
+
+/// What [`context`] measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ContextReport {
+    /// Episodes in the namespace.
+    pub episodes: usize,
+    /// Tasks assembled (and recalls run, the peer).
+    pub queries: usize,
+    /// `Engine::context` with default caps and automatic disclosure, host vectors (so no
+    /// embedding), median and 99th percentile, ms.
+    pub context_p50_ms: f64,
+    /// 99th percentile.
+    pub context_p99_ms: f64,
+    /// A plain `recall` of the top 10 for the same task and vector, median, ms.
+    pub recall_p50_ms: f64,
+    /// 99th percentile.
+    pub recall_p99_ms: f64,
+    /// Mean tokens of the assembled contexts.
+    pub mean_tokens: f64,
+    /// Mean items withheld per context.
+    pub mean_withheld: f64,
+}
+
+/// `n` synthetic episodes (as [`store`]: E5-shaped host vectors, indexes built), 12 rules a
+/// person wrote and 40 facts (a third sensitive), then `queries` tasks: each assembled into a
+/// context at default caps, and recalled plainly as the peer, with the same vector.
+pub fn context(n: usize, queries: usize, clock: &mut dyn FnMut() -> f64) -> ContextReport {
+    let dim = 384;
+    let vectors = e5_like(n + queries, dim, 11);
+    let texts = texts(n + queries, 5);
+    let config = Config { vector_model: "synthetic@1".into(), dim, ..Config::default() };
+    let mut engine = Engine::new(MemoryStore::new(), config);
+    let day = 86_400_000i64;
+    let t0 = 1_700_000_000_000i64;
+    for i in 0..n {
+        let e = Episode::new(texts[i].clone(), t0 + (i as i64) * (365 * day / n.max(1) as i64));
+        engine.remember("bench", e, Some(&vectors[i])).expect("synthetic episodes are valid");
+    }
+    engine.maintain(true).expect("maintain on a memory store");
+    let user = crate::record::Origin::User;
+    for i in 0..12 {
+        let text = format!("Rule {i}: {}", texts[i * 7]);
+        engine
+            .add_rule("bench", &text, "", crate::record::RuleStatus::Active, user, t0)
+            .expect("rule");
+    }
+    for i in 0..40 {
+        let mut f = crate::engine::FactInput::new(format!("fact_{i}"), texts[i * 3 + 1].clone());
+        f.origin = user;
+        if i % 3 == 0 {
+            f.policy = crate::record::Policy::Sensitive;
+        }
+        engine.write_fact("bench", &f, t0).expect("fact");
+    }
+    let now = t0 + 366 * day;
+    let (mut ctx, mut rec) = (Vec::with_capacity(queries), Vec::with_capacity(queries));
+    let (mut tokens, mut withheld) = (0usize, 0usize);
+    for q in 0..queries {
+        let mut req = crate::engine::ContextRequest::new(texts[n + q].clone());
+        req.vector = Some(vectors[n + q].clone());
+        let start = clock();
+        let c = engine.context("bench", &req, now).expect("context");
+        ctx.push(clock() - start);
+        tokens += c.tokens.total;
+        withheld += c.withheld.len();
+        let mut query = Query::new(texts[n + q].clone(), 10);
+        query.vector = Some(vectors[n + q].clone());
+        query.touch = false;
+        let start = clock();
+        engine.recall("bench", &query, now).expect("recall");
+        rec.push(clock() - start);
+    }
+    ContextReport {
+        episodes: n,
+        queries,
+        context_p50_ms: pct(&mut ctx, 0.5),
+        context_p99_ms: pct(&mut ctx, 0.99),
+        recall_p50_ms: pct(&mut rec, 0.5),
+        recall_p99_ms: pct(&mut rec, 0.99),
+        mean_tokens: tokens as f64 / queries.max(1) as f64,
+        mean_withheld: withheld as f64 / queries.max(1) as f64,
+    }
+}

@@ -40,6 +40,15 @@ pub fn bench_compaction(n: u32, clock: &js_sys::Function) -> Result<String, JsVa
     serde_json::to_string(&report).map_err(|e| JsValue::from_str(&e.to_string()))
 }
 
+/// Runs the context benchmark workload ([`crate::bench::context`]) in this wasm instance and
+/// returns its report as a JSON string.
+#[wasm_bindgen(js_name = benchContext)]
+pub fn bench_context(n: u32, queries: u32, clock: &js_sys::Function) -> Result<String, JsValue> {
+    let mut now = || clock.call0(&JsValue::NULL).ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+    let report = crate::bench::context(n as usize, queries as usize, &mut now);
+    serde_json::to_string(&report).map_err(|e| JsValue::from_str(&e.to_string()))
+}
+
 /// Bytes of linear memory this wasm instance holds (it only grows).
 #[wasm_bindgen(js_name = memoryBytes)]
 pub fn memory_bytes() -> f64 {
