@@ -226,6 +226,7 @@ fn help_global_options_and_bad_input_end_cleanly() {
         &["fact", "set", "k", "v", "--source", "rumour"],
         &["remember", "x", "--outcome", "meh"],
         &["frobnicate"],
+        &["signal", "{}"],
         &[],
     ] {
         let (code, out, err) = mnemo_os(args.iter().map(OsStr::new));
@@ -404,4 +405,30 @@ fn nightly_compacts_and_stats_and_include_cold_show_it() {
     let source = hits.iter().map(|h| &h["episode"]).find(|e| e["status"] == "superseded");
     assert_eq!(source.and_then(|e| e["text"].as_str()), Some("Sent invoice INV-703 to Acme"));
     assert!(hits.iter().any(|h| h["explanation"]["sources"].to_string().contains("cold")));
+}
+
+#[test]
+fn the_demo_runs_the_main_job_for_people() {
+    let d = dir("demo");
+    let store = d.join("store");
+    let (ok, out, err) = mnemo(&["demo", "--store", store.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    for want in [
+        "Never use semicolons",
+        "When segment is technical: no opening pleasantries",
+        "When amount is at least 10000: don't draft",
+        "On Fridays from 14:30: defer",
+        "marco_bertelli.tone: formal, no exclamation marks",
+        "rules         ",
+        "withheld (mnemo expand ID):",
+        "It is gone",
+    ] {
+        assert!(out.contains(want), "the demo does not show {want:?}:\n{out}");
+    }
+    assert!(!out.contains("IT60"), "a sensitive fact was shown:\n{out}");
+    assert!(!out.contains("Written {") && !out.contains("Some("), "Debug output:\n{out}");
+    // Not a terminal: no progress bar drawn into the output.
+    assert!(!out.contains('█') && !err.contains('█'), "{err}");
+    let (ok, _, err) = mnemo(&["demo", "--store", store.to_str().unwrap()]);
+    assert!(!ok && err.contains("already holds episodes"), "{err}");
 }

@@ -391,3 +391,86 @@ fn the_token_estimate_is_close_to_a_real_bpe() {
     assert!(worst <= 0.45, "worst error {worst}");
     assert!(overall >= -0.10, "the estimate must not undercount the corpus: {overall}");
 }
+
+/// The mail agent's main job (`mnemo demo`): 90 days of Maria's mail replayed with the real
+/// model and a nightly run each night; the context for Marco's new email holds the four learned
+/// rules, her and Marco's facts (never her IBAN), episodes about Marco, and no observation that
+/// is already a rule; the one she marks wrong never comes back.
+#[test]
+fn the_mail_agent_scenario_end_to_end() {
+    use mnemo::learn::pattern::Pattern;
+    use mnemo::learn::scenario::{scenario, NAMESPACE};
+    use mnemo::learn::trace::expected;
+    use mnemo::record::ObservationStatus;
+    use mnemo::{BertConfig, BertEmbedder};
+    use std::collections::BTreeSet;
+
+    let model =
+        BertEmbedder::from_dir(&common::model_dir(), BertConfig::e5("multilingual-e5-small-latin"))
+            .expect("the default model");
+    let mut e = Engine::new(MemoryStore::new(), Config::default()).with_embedder(Box::new(model));
+    let sc = scenario(1, 90);
+    let mut promoted = 0;
+    let done = e.replay_scenario(&sc, |_, n, _| promoted += n.promoted.len()).expect("replays");
+    assert_eq!((done.nights, done.facts), (90, 8));
+    assert_eq!(done.stored, done.episodes, "every email and event is kept");
+    assert!(e.replay_scenario(&sc, |_, _, _| {}).is_err(), "a second replay is refused");
+
+    let rules = e.rules(NAMESPACE, &[RuleStatus::Active]).unwrap();
+    let habits: BTreeSet<u8> = rules
+        .iter()
+        .map(|r| Pattern::parse(&r.pattern).and_then(|p| expected(&p)).expect("a planted habit"))
+        .collect();
+    assert_eq!(habits, BTreeSet::from([1, 2, 3, 4]), "{rules:#?}");
+    assert!(promoted >= 4);
+    let stats = e.stats(NAMESPACE, sc.incoming_at).unwrap();
+    assert!(stats.tiers.weekly > 0 && stats.cold > 0, "the old mail was compacted: {stats:?}");
+
+    let req = ContextRequest { level: Some(2), ..ContextRequest::new(sc.incoming.clone()) };
+    let c = e.context(NAMESPACE, &req, sc.incoming_at).unwrap();
+    check_invariants(&e, &c, &c.budget.clone());
+    for r in &rules {
+        assert!(c.text.contains(&r.text), "rule {} missing:\n{}", r.text, c.text);
+    }
+    for fact in ["Bertelli & Co", "formal, no exclamation marks", "Nico Rossi Ltd", "Italian"] {
+        assert!(c.text.contains(fact), "fact {fact} missing:\n{}", c.text);
+    }
+    assert!(!c.text.contains("IT60") && !c.withheld.iter().any(|w| w.line.contains("IT60")));
+    let section = |name: &str| c.sections.iter().find(|s| s.name == name).unwrap();
+    let episodes = &section("episodes").items;
+    assert_eq!(episodes.len(), 5);
+    assert!(episodes.iter().all(|i| i.text.contains("Marco") || i.text.contains("Bertelli")));
+    assert!(episodes.iter().any(|i| i.text.contains("Como")), "the warehouse in Como is relevant");
+    let ruled: BTreeSet<String> = e
+        .observations(NAMESPACE, &[ObservationStatus::Open])
+        .unwrap()
+        .iter()
+        .filter(|o| o.rule.is_some())
+        .map(|o| format!("observation:{}", o.id))
+        .collect();
+    assert!(ruled.len() >= 4);
+    let obs = &section("observations");
+    assert!(obs.items.iter().all(|i| !ruled.contains(&i.id)), "a rule is not repeated");
+    assert!(obs.note.contains("active rules already"), "{}", obs.note);
+    for w in c.withheld.iter().filter(|w| w.id.starts_with("observation:")) {
+        assert!(!ruled.contains(&w.id) && w.reason.contains("low confidence"), "{w:?}");
+    }
+
+    // Marked wrong, the weakest observation stays gone through another week of the same habit.
+    let open = e.observations(NAMESPACE, &[ObservationStatus::Open]).unwrap();
+    let wrong = open.iter().filter(|o| o.rule.is_none()).max_by_key(|o| o.occurrences).unwrap();
+    e.feedback(NAMESPACE, wrong.id, false, sc.incoming_at).unwrap();
+    let later = scenario(1, 97);
+    for day in &later.days[90..] {
+        for s in &day.signals {
+            e.signal_json(NAMESPACE, &s.to_string()).unwrap();
+        }
+        e.nightly(NAMESPACE, day.night, None).unwrap();
+    }
+    let back = e.observations(NAMESPACE, &[ObservationStatus::Open]).unwrap();
+    assert!(!back.iter().any(|o| o.pattern == wrong.pattern), "{} came back", wrong.pattern);
+    let again = e.context(NAMESPACE, &req, later.incoming_at).unwrap();
+    let id = format!("observation:{}", wrong.id);
+    assert!(!again.withheld.iter().any(|w| w.id == id));
+    assert!(!again.sections.iter().any(|s| s.items.iter().any(|i| i.id == id)));
+}

@@ -17,7 +17,9 @@
 //!    instructions from an untrusted origin is never injected (withheld with the reason);
 //!    other untrusted episodes are marked as data, not instructions.
 //! 5. **observations** — at level 2 and above: recall over open observations (top
-//!    `observationsK`); rejected ones never come back.
+//!    `observationsK`); rejected ones never come back, one whose rule is active is left to the
+//!    rules section (said in the note), and one of low confidence (three occurrences, not yet
+//!    consistent) is withheld rather than shown as what the user tends to do.
 //! 6. **working** — the task's working memory (`context::working`; folded further when this
 //!    section's cap is smaller than the task's own) and the conversation: the last three rounds
 //!    whole, earlier ones in three sentences, the full transcript as a reference
@@ -43,6 +45,7 @@ use crate::context::assemble::{Item, Section, Withheld};
 use crate::context::working::{conversation, Message};
 use crate::context::{Budget, Estimate, TokenCounter};
 use crate::error::{Error, Result};
+use crate::learn::confidence::Confidence;
 use crate::record::{Episode, Fact, Policy, RuleStatus};
 use crate::store::{KvStore, Namespace};
 
@@ -320,19 +323,45 @@ impl<S: KvStore> Engine<S> {
             budget.observations,
         );
         if level >= 2 {
-            let items = observations
-                .iter()
-                .map(|o| {
-                    let mut i = Item::new(
-                        format!("observation:{}", o.observation.id),
-                        format!("{} ({})", o.observation.quote, o.observation.evidence),
-                        format!("cosine {:.2} × recency {:.2}", o.cosine, o.recency),
-                    );
-                    i.score = Some(o.score);
-                    i
-                })
-                .collect();
+            let ruled: BTreeSet<u64> = rules.iter().map(|r| r.id).collect();
+            let mut items = Vec::new();
+            let mut already = 0;
+            for o in &observations {
+                // The rule it became is in the rules section already, whole.
+                if o.observation.rule.is_some_and(|r| ruled.contains(&r)) {
+                    already += 1;
+                    continue;
+                }
+                let mut i = Item::new(
+                    format!("observation:{}", o.observation.id),
+                    format!("{} ({})", o.observation.quote, o.observation.evidence),
+                    format!(
+                        "cosine {:.2} × recency {:.2}, {} confidence",
+                        o.cosine,
+                        o.recency,
+                        o.observation.confidence().name()
+                    ),
+                );
+                i.score = Some(o.score);
+                if o.observation.confidence() < Confidence::Medium {
+                    i.tokens = self.counter().count(&i.text);
+                    withheld.push(section.withhold(
+                        &i,
+                        "low confidence (seen, not yet consistent): not shown as what the user \
+                         tends to do"
+                            .into(),
+                    ));
+                    continue;
+                }
+                items.push(i);
+            }
             section.fill(items, budget.observations_k, self.counter(), &mut withheld);
+            if already > 0 {
+                section.note = format!(
+                    "{already} relevant observations are active rules already (in the rules \
+                     section)"
+                );
+            }
         } else {
             section.note = "level 1: observations not asked for".into();
         }

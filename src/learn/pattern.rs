@@ -244,14 +244,15 @@ impl Behaviour {
             }
             Behaviour::SymbolAdded(s) => format!("use {} — the user adds them", s.plural()),
             Behaviour::Part(p, c) => {
-                let what = match p {
-                    Part::Greeting => "an opening greeting",
-                    Part::Pleasantry => "opening pleasantries",
-                    Part::Signoff => "a sign-off",
+                // (with an article, bare, and the pronoun that refers back to it)
+                let (what, bare, them) = match p {
+                    Part::Greeting => ("an opening greeting", "opening greeting", "it"),
+                    Part::Pleasantry => ("opening pleasantries", "opening pleasantries", "them"),
+                    Part::Signoff => ("a sign-off", "sign-off", "it"),
                 };
                 match c {
-                    Change::Removed => format!("no {what} — the user removes them"),
-                    Change::Added => format!("add {what} — the user adds them"),
+                    Change::Removed => format!("no {bare} — the user removes {them}"),
+                    Change::Added => format!("add {what} — the user adds {them}"),
                     Change::Replaced => format!("the user rewrites {what}"),
                 }
             }

@@ -45,8 +45,9 @@ pub enum Learn {
     /// "before","after",…})
     Signal {
         /// The signal as JSON
+        // Not named `json`: that is the global `--json` flag's id, and clap would panic.
         #[arg(value_name = "JSON")]
-        json: String,
+        signal: String,
     },
     /// Store every behaviour signal of a JSONL file (every line is checked first; one bad line
     /// stores nothing)
@@ -159,7 +160,7 @@ fn ids(v: &Value) -> String {
 pub fn run(g: &Globals, cmd: &Learn, calls: &mut dyn Calls) -> Result<(), String> {
     let (ns, now) = (g.ns.as_str(), g.now());
     let out = match cmd {
-        Learn::Signal { json } => calls.signal(ns, json)?,
+        Learn::Signal { signal } => calls.signal(ns, signal)?,
         Learn::Signals { file } => {
             let body =
                 std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -346,7 +347,7 @@ pub fn run(g: &Globals, cmd: &Learn, calls: &mut dyn Calls) -> Result<(), String
 
 /// A context for people: its text, then each section's tokens against its cap, the level and
 /// why, and what was withheld with the reason.
-fn print_context(v: &Value) {
+pub fn print_context(v: &Value) {
     println!("{}", v["text"].as_str().unwrap_or("").trim_end());
     println!();
     let t = &v["tokens"];

@@ -3,7 +3,9 @@
 
 mod args;
 mod bench;
+mod demo;
 mod learn;
+mod mcp;
 mod memory;
 mod privacy;
 
@@ -25,7 +27,23 @@ struct Cli {
     #[command(flatten)]
     globals: Globals,
     #[command(subcommand)]
-    command: Command,
+    command: Top,
+}
+
+/// The shared commands (`args::Command`, which `mnemo-host` has too) and those only `mnemo` has.
+#[derive(clap::Subcommand, Debug)]
+#[allow(clippy::large_enum_variant)]
+enum Top {
+    #[command(flatten)]
+    Shared(Command),
+    /// Serve this store as a Model Context Protocol server on stdin/stdout (tools remember,
+    /// recall, context, expand, signal, facts, fact_get, fact_set; resources mnemo://rules and
+    /// mnemo://observations)
+    Mcp(mcp::Mcp),
+    /// The mail agent's main job, end to end: replay 90 days of Maria Rossi's mail (episodes,
+    /// behaviour signals, a nightly run each night), assemble the context for a new email from
+    /// her client Marco Bertelli, then mark one observation wrong and show it gone
+    Demo(demo::Demo),
 }
 
 fn main() -> ExitCode {
@@ -33,7 +51,12 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(code) => return code,
     };
-    match run(&cli.globals, &cli.command) {
+    let done = match &cli.command {
+        Top::Shared(c) => run(&cli.globals, c),
+        Top::Mcp(a) => mcp::run(&cli.globals, a),
+        Top::Demo(a) => demo::run(&cli.globals, a),
+    };
+    match done {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("mnemo: {msg}");

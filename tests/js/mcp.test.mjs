@@ -1,0 +1,164 @@
+// `mnemo mcp` driven by the official TypeScript MCP SDK's client over stdio: the tools it lists
+// (with and without --allow-destructive), a call of each, the resources, trust (no user
+// authority through MCP), and the store shared with other `mnemo` commands while it runs.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { modelDir, root } from "./model.mjs";
+
+/** The `mnemo` binary: $MNEMO_BIN, else the release or ci build in the cargo target dir. */
+function mnemoBin() {
+  const target = process.env.CARGO_TARGET_DIR || join(root, "target");
+  const found = [process.env.MNEMO_BIN, join(target, "release/mnemo"), join(target, "ci/mnemo")]
+    .filter(Boolean)
+    .find((p) => existsSync(p));
+  if (!found) throw new Error("no mnemo binary: cargo build --release --bin mnemo, or set MNEMO_BIN");
+  return found;
+}
+
+const AT = "2024-03-09T10:00:00Z";
+const SAFE = ["context", "expand", "fact_get", "fact_set", "facts", "recall", "remember", "signal"];
+
+async function connect(store, extra = []) {
+  const transport = new StdioClientTransport({
+    command: mnemoBin(),
+    args: ["mcp", "--store", store, "--ns", "maria", "--model", modelDir(), "--at", AT, ...extra],
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "mnemo-test", version: "1.0.0" });
+  await client.connect(transport);
+  return client;
+}
+
+/** Calls a tool; returns its JSON answer, or throws with the tool's error text. */
+async function call(client, name, args = {}) {
+  const r = await client.callTool({ name, arguments: args });
+  const text = r.content.map((c) => c.text).join("");
+  if (r.isError) throw new Error(text);
+  return JSON.parse(text);
+}
+
+/** The same store from the command line, while the server runs. */
+function cli(store, ...args) {
+  return execFileSync(mnemoBin(), [...args, "--store", store, "--ns", "maria", "--model", modelDir(), "--at", AT], {
+    encoding: "utf8",
+  });
+}
+
+test("mnemo mcp: every tool through the official SDK client, resources, trust, a shared store", async () => {
+  const store = join(mkdtempSync(join(tmpdir(), "mnemo-mcp-")), "store");
+  const client = await connect(store);
+  try {
+    assert.equal(client.getServerVersion().name, "mnemo");
+    const tools = (await client.listTools()).tools;
+    assert.deepEqual(tools.map((t) => t.name).sort(), SAFE, "forget and feedback are off without the flag");
+    for (const t of tools) assert.ok(t.description.length > 20 && t.inputSchema.type === "object", t.name);
+
+    const stored = await call(client, "remember", {
+      text: "Quote Q-2024-117 for Bertelli & Co sent: 48 valve assemblies at EUR 9,800",
+      entities: ["Marco Bertelli", "Bertelli & Co"],
+    });
+    assert.equal(stored.stored, true, JSON.stringify(stored));
+    await call(client, "remember", { text: "Deploy of the billing service failed: expired TLS certificate", outcome: "failure", verdict: "renew the certificate first" });
+    const recalled = await call(client, "recall", { query: "Q-2024-117", k: 2 });
+    assert.equal(recalled.hits[0].episode.id, stored.id, JSON.stringify(recalled.hits.map((h) => h.episode.text)));
+    assert.equal(recalled.hits[0].episode.source, "agent", "an MCP write is the agent's");
+
+    // Facts: the agent's are implicit; the user's authority cannot be claimed through MCP.
+    const fact = await call(client, "fact_set", { key: "tone", value: "formal" });
+    assert.deepEqual([fact.result, fact.source, fact.origin], ["written", "implicit", "agent"]);
+    await assert.rejects(call(client, "fact_set", { key: "tone", value: "casual", origin: "user" }), /INVALID_INPUT.*authority/);
+    assert.equal((await call(client, "fact_get", { key: "tone" })).value, "formal");
+    cli(store, "fact", "set", "language", "Italian", "--source", "explicit", "--origin", "user");
+    const overwrite = await call(client, "fact_set", { key: "language", value: "English" });
+    assert.equal(overwrite.result, "refused", "an agent's fact never replaces the user's");
+    const facts = await call(client, "facts");
+    assert.deepEqual(facts.map((f) => `${f.key}=${f.value}`).sort(), ["language=Italian", "tone=formal"]);
+
+    // A rule added from the command line while the server runs: no lock is held between requests.
+    cli(store, "rule", "add", "Never use semicolons in emails to Marco", "--origin", "user");
+    const rules = await client.readResource({ uri: "mnemo://rules" });
+    assert.equal(rules.contents[0].mimeType, "application/json");
+    assert.deepEqual(JSON.parse(rules.contents[0].text).map((r) => r.text), ["Never use semicolons in emails to Marco"]);
+
+    const ctx = await call(client, "context", { task: "Reply to Marco Bertelli about the valve quote" });
+    assert.equal(ctx.sections[0].name, "system");
+    assert.ok(ctx.text.includes("Never use semicolons"), ctx.text);
+    assert.ok(ctx.text.includes("Q-2024-117"), ctx.text);
+    assert.ok(ctx.tokens.total <= ctx.tokens.budget, JSON.stringify(ctx.tokens));
+    const tight = await call(client, "context", { task: "Reply to Marco Bertelli about the valve quote", budget: 40 });
+    assert.ok(tight.tokens.total <= 40 && tight.withheld.length > 0, JSON.stringify(tight.tokens));
+    const full = await client.callTool({ name: "expand", arguments: { id: tight.withheld[0].id } });
+    assert.ok(!full.isError && full.content[0].text.length > 0, JSON.stringify(full));
+
+    // Signals become an observation overnight (the nightly job from the command line).
+    for (const day of ["04", "05", "06", "07", "08"]) {
+      const s = await call(client, "signal", {
+        signal: {
+          ts: `2024-03-${day}T09:00:00+01:00`, kind: "edited", agent: "email", situation: { contact: "Marco" },
+          before: "Dear Marco; the parts ship Monday; thanks.", after: "Dear Marco, the parts ship Monday. Thanks.",
+        },
+      });
+      assert.ok(typeof s.id === "number", JSON.stringify(s));
+    }
+    await assert.rejects(call(client, "signal", { signal: { kind: "clicked" } }), /INVALID_INPUT/);
+    cli(store, "nightly");
+    const observations = JSON.parse((await client.readResource({ uri: "mnemo://observations" })).contents[0].text);
+    assert.ok(observations.length > 0, "the signals became observations");
+    const resources = (await client.listResources()).resources.map((r) => r.uri).sort();
+    assert.deepEqual(resources, ["mnemo://observations", "mnemo://rules"]);
+    await assert.rejects(client.readResource({ uri: "mnemo://secrets" }), /no resource/);
+    // Not offered, so not callable either.
+    const refused = await client.callTool({ name: "forget", arguments: { scope: "namespace" } }).catch((e) => ({ isError: true, content: [{ text: String(e) }] }));
+    assert.equal(refused.isError, true);
+    assert.equal((await call(client, "recall", { query: "valve quote", k: 1 })).hits.length, 1, "nothing was erased");
+  } finally {
+    await client.close();
+  }
+
+  // With --allow-destructive: feedback and forget.
+  const admin = await connect(store, ["--allow-destructive"]);
+  try {
+    const names = (await admin.listTools()).tools.map((t) => t.name).sort();
+    assert.deepEqual(names, [...SAFE, "feedback", "forget"].sort());
+    const observations = JSON.parse((await admin.readResource({ uri: "mnemo://observations" })).contents[0].text);
+    const wrong = await call(admin, "feedback", { observation: observations[0].id, verdict: "wrong" });
+    assert.equal(wrong.observation.status, "rejected", JSON.stringify(wrong));
+    const left = JSON.parse((await admin.readResource({ uri: "mnemo://observations" })).contents[0].text);
+    assert.ok(!left.some((o) => o.id === observations[0].id), "a wrong observation is gone");
+    await assert.rejects(call(admin, "feedback", { observation: 999, verdict: "right" }), /NOT_FOUND/);
+    const receipt = await call(admin, "forget", { scope: "subject", subject: "Bertelli" });
+    assert.equal(receipt.scope, "subject");
+    assert.ok(receipt.episodeIds.includes(1), JSON.stringify(receipt));
+    assert.deepEqual([receipt.verification.occurrences, receipt.verification.leftoverKeys], [0, 0]);
+    const after = await call(admin, "recall", { query: "what did we quote Bertelli?", k: 5 });
+    assert.ok(!after.hits.some((h) => h.episode.text.includes("Bertelli")), "the subject is erased");
+    assert.ok(after.hits.some((h) => h.episode.text.includes("TLS")), "the rest stays");
+  } finally {
+    await admin.close();
+  }
+});
+
+test("mnemo mcp: stdout carries newline-delimited JSON-RPC and nothing else", () => {
+  const store = join(mkdtempSync(join(tmpdir(), "mnemo-mcp-")), "store");
+  const requests = [
+    { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } },
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    { jsonrpc: "2.0", id: 2, method: "tools/list" },
+    { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "recall", arguments: { query: "anything" } } },
+  ];
+  const r = spawnSync(mnemoBin(), ["mcp", "--store", store, "--model", modelDir()], {
+    input: requests.map((m) => JSON.stringify(m)).join("\n") + "\n",
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  assert.equal(r.status, 0, r.stderr);
+  const lines = r.stdout.split("\n").filter((l) => l.length > 0);
+  assert.deepEqual(lines.map((l) => JSON.parse(l).id), [1, 2, 3], r.stdout);
+  for (const l of lines) assert.equal(JSON.parse(l).jsonrpc, "2.0");
+});
