@@ -441,6 +441,10 @@ fn the_mail_agent_scenario_end_to_end() {
     assert_eq!(episodes.len(), 5);
     assert!(episodes.iter().all(|i| i.text.contains("Marco") || i.text.contains("Bertelli")));
     assert!(episodes.iter().any(|i| i.text.contains("Como")), "the warehouse in Como is relevant");
+    assert!(
+        episodes.iter().all(|i| !i.untrusted),
+        "summaries of her own mail are hers, not untrusted data: {episodes:#?}"
+    );
     let ruled: BTreeSet<String> = e
         .observations(NAMESPACE, &[ObservationStatus::Open])
         .unwrap()

@@ -286,6 +286,44 @@ export class Mnemo {
     return this.#run(ns, (e) => parse(e.nightly(ns, at, budget ?? -1)));
   }
 
+  /**
+   * The mail agent's seeded scenario (the engine's `learn::scenario`): Maria Rossi's facts
+   * and `days` days of her mail — episodes, behaviour signals, the time of each night's
+   * nightly run — then a new email from her client Marco Bertelli (`incoming`, at
+   * `incomingAt`). The same scenario `mnemo demo` replays.
+   */
+  static demoScenario({ seed = 1, days = 90 } = {}) {
+    return parse(need().demoScenario(seed, days));
+  }
+
+  /**
+   * Replays a `demoScenario` into its namespace: the facts, then day by day the episodes, the
+   * signals and that night's nightly run; `onNight(day, nightlyReport)` after each. Resolves
+   * to `{episodes, stored, signals, nights, facts}`. Refuses a namespace that holds episodes.
+   */
+  async replayScenario(scenario, { onNight } = {}) {
+    const ns = scenario.namespace;
+    if ((await this.timeline(ns, { limit: 1 })).length) {
+      throw Object.assign(new Error(`namespace "${ns}" already holds episodes: replay the scenario into an empty one`), { code: "INVALID_INPUT" });
+    }
+    const done = { episodes: 0, stored: 0, signals: 0, nights: 0, facts: 0 };
+    for (const f of scenario.facts) {
+      await this.setFact(ns, f, { now: scenario.factsAt });
+      done.facts++;
+    }
+    for (const day of scenario.days) {
+      for (const e of day.episodes) {
+        done.stored += (await this.remember(ns, e)).stored ? 1 : 0;
+        done.episodes++;
+      }
+      if (day.signals.length) done.signals += (await this.signals(ns, day.signals)).ids.length;
+      const night = await this.nightly(ns, { now: day.night });
+      done.nights++;
+      onNight?.(day, night);
+    }
+    return done;
+  }
+
   /** The reports of the last finished nightly runs, oldest first. */
   nightlyLog(ns) {
     return this.#run(ns, (e) => parse(e.nightlyLog(ns)));

@@ -458,6 +458,37 @@ export interface OpenOptions {
 
 export type Vector = Float32Array | number[];
 
+/** One day of the mail agent's scenario. */
+export interface ScenarioDay {
+  /** 1-based. */
+  day: number;
+  episodes: EpisodeInput[];
+  signals: SignalInput[];
+  /** When that night's nightly run happens (ms). */
+  night: number;
+}
+
+/** The mail agent's seeded scenario (`Mnemo.demoScenario`). */
+export interface DemoScenario {
+  namespace: string;
+  /** Maria's and Marco's facts, set by her (origin user) before day 1. */
+  facts: { key: string; value: string; source: Source; origin: Origin; policy: Policy }[];
+  factsAt: number;
+  days: ScenarioDay[];
+  /** The new email from Marco Bertelli: the task to assemble a context for. */
+  incoming: string;
+  incomingAt: number;
+}
+
+/** What `replayScenario` wrote. */
+export interface Replayed {
+  episodes: number;
+  stored: number;
+  signals: number;
+  nights: number;
+  facts: number;
+}
+
 export declare class Mnemo {
   static open(storage: Storage, options?: OpenOptions): Promise<Mnemo>;
   open(ns: string): Promise<{ from: "snapshot" | "records"; [k: string]: unknown }>;
@@ -495,6 +526,10 @@ export declare class Mnemo {
   outcome(ns: string, retrievalId: number, outcome: "success" | "failure" | "partial", options?: { now?: number }): Promise<{ ok: true }>;
   outcomeReport(ns: string): Promise<OutcomeReport>;
   nightly(ns: string, options?: { now?: number; budget?: number }): Promise<Nightly>;
+  /** The mail agent's seeded scenario: Maria Rossi's 90 days of mail (the one `mnemo demo` replays). */
+  static demoScenario(options?: { seed?: number; days?: number }): DemoScenario;
+  /** Replays a scenario into its (empty) namespace, a nightly run each night. */
+  replayScenario(scenario: DemoScenario, options?: { onNight?: (day: ScenarioDay, night: Nightly) => void }): Promise<Replayed>;
   /** The reports of the last finished nightly runs, oldest first (what each compacted, merged, promoted, evicted). */
   nightlyLog(ns: string): Promise<Nightly[]>;
   /** Counts per tier and status, retrievable vs cold, and bytes. */

@@ -49,6 +49,17 @@ pub fn bench_context(n: u32, queries: u32, clock: &js_sys::Function) -> Result<S
     serde_json::to_string(&report).map_err(|e| JsValue::from_str(&e.to_string()))
 }
 
+/// The mail agent's seeded scenario (`learn::scenario`) as JSON: `{namespace, facts, factsAt,
+/// days: [{day, episodes, signals, night}], incoming, incomingAt}`.
+#[wasm_bindgen(js_name = demoScenario)]
+pub fn demo_scenario(seed: u32, days: u32) -> Result<String, JsValue> {
+    if !(1..=365).contains(&days) {
+        return Err(js_error(crate::Error::InvalidInput("a scenario has 1 to 365 days".into())));
+    }
+    serde_json::to_string(&crate::learn::scenario::scenario(u64::from(seed), days))
+        .map_err(|e| JsValue::from_str(&e.to_string()))
+}
+
 /// Bytes of linear memory this wasm instance holds (it only grows).
 #[wasm_bindgen(js_name = memoryBytes)]
 pub fn memory_bytes() -> f64 {

@@ -18,7 +18,9 @@
 //! importance = the highest of its non-lesson sources' (a summary of routine successes stays
 //! as low-value as they were; recall multiplies in the tier weight); entities = the sources'
 //! entities (so an exact name or id still finds it); situation = the fields all sources share;
-//! trust = the lowest of theirs; expiry = the latest of theirs when every source expires.
+//! trust = the lowest of theirs; source = `ORIGIN:compaction`, ORIGIN the least trusted of
+//! their origins (a summary of the user's own mail is hers; one that quotes an email is not);
+//! expiry = the latest of theirs when every source expires.
 //! **Its vector** is the normalised mean of its sources' vectors (weighted by episode count for
 //! a monthly overview): no model runs during compaction, and the result is the same natively
 //! and in wasm given the same vectors.
@@ -33,7 +35,7 @@ use crate::compact::summary::{monthly, weekly, Summary};
 use crate::compact::verify;
 use crate::error::{Error, Result};
 use crate::record::episode::encode_vector;
-use crate::record::{Episode, Outcome, Status};
+use crate::record::{Episode, Origin, Outcome, Status};
 use crate::store::{Batch, KvStore, Namespace, Table};
 use crate::time::DAY;
 
@@ -249,7 +251,12 @@ impl<S: KvStore> Engine<S> {
         s.kind = "summary".into();
         s.tier = tier;
         s.status = Status::Active;
-        s.source = "compaction".into();
+        // Its text is its sources' words: it is as trusted as the least trusted of them
+        // (`ORIGIN:compaction`, the first untrusted origin, else the first source's).
+        let origins: Vec<Origin> =
+            sources.iter().map(|e| Origin::of_episode_source(&e.source)).collect();
+        let origin = origins.iter().find(|o| !o.trusted()).or(origins.first());
+        s.source = format!("{}:compaction", origin.copied().unwrap_or_default());
         s.last_accessed_at =
             sources.iter().map(|e| e.last_accessed_at).max().unwrap_or(s.created_at);
         s.access_count = sources.iter().map(|e| e.access_count).fold(0u32, u32::saturating_add);

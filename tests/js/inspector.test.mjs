@@ -207,3 +207,43 @@ test("inspector: an old week compacted by the nightly job — weekly summary wit
     const coldHit = page.locator("#hits .hit", { has: page.locator(".chip", { hasText: /^cold$/ }) }).first();
     assert.deepEqual(ids(await coldHit.locator(".factors a.ref").allTextContents()), [summaryId]);
   }));
+
+test("inspector: the mail agent's 90 days in the context tab — learned rules, facts, caps, withheld, one observation marked wrong and gone", () =>
+  withInspector("mnemo-inspector-context-", async (page) => {
+    await page.click("#scenario");
+    await page.waitForFunction(() => /replayed 90 days into maria/.test(document.querySelector("#scenario-note").textContent), null, { timeout: 600_000 });
+    await page.waitForFunction(() => document.querySelectorAll("#context-sections tbody tr").length === 7, null, { timeout: 60_000 });
+    assert.equal(await page.inputValue("#ns"), "maria");
+    const row = async (name) => (await page.locator(`#context-sections tr[data-section=${name}] td`).allTextContents()).map((t) => t.trim());
+    const [, rulesTokens, rulesCap, rulesItems] = await row("rules");
+    assert.equal(rulesItems, "4", "the four learned rules");
+    assert.ok(Number(rulesTokens) <= Number(rulesCap));
+    for (const name of ["system", "rules", "facts", "episodes", "observations", "working", "tools"]) {
+      const [, tokens, cap] = await row(name);
+      assert.ok(Number(tokens) <= Number(cap), `${name}: ${tokens} over ${cap}`);
+    }
+    const items = (await page.locator("#context-items li").allTextContents()).join("\n");
+    for (const want of ["Never use semicolons", "no opening pleasantries", "don't draft", "defer", "Bertelli & Co", "formal, no exclamation marks"]) {
+      assert.ok(items.includes(want), `${want} is not in the context:\n${items}`);
+    }
+    assert.ok(!(await page.textContent("#context-card")).includes("IT60"), "a sensitive fact was shown");
+    assert.match((await row("observations"))[4], /active rules already/);
+    assert.match(await page.textContent("#context-note"), /of 9600 tokens .* disclosure level 2/);
+    // The sign-off observation is withheld (low confidence); Maria says it is wrong.
+    const signoff = page.locator("#context-withheld li", { hasText: "sign-off" });
+    const id = await signoff.getAttribute("data-id");
+    assert.match(id, /^observation:\d+$/);
+    assert.match(await signoff.textContent(), /low confidence/);
+    await page.locator("#observations li", { hasText: "sign-off" }).locator("button.wrong").click();
+    await page.waitForFunction(() => /rejected for good/.test(document.querySelector("#observations-note").textContent));
+    await page.click("#context button");
+    await page.waitForFunction((gone) => !document.querySelector(`#context-withheld li[data-id="${gone}"]`), id);
+    assert.equal(await page.locator(`#context-items li[data-id="${id}"]`).count(), 0, "it is gone");
+    // A withheld episode can be fetched whole.
+    const first = page.locator("#context-withheld li").first();
+    await first.locator("a.link").click();
+    await page.waitForFunction(() => document.querySelector("#context-withheld li .history").textContent.length > 10);
+    const shot = process.env.MNEMO_SCREENSHOT_CONTEXT ?? join(tmpdir(), "mnemo-inspector-context.png");
+    await page.locator("#context-card").screenshot({ path: shot });
+    assert.ok(statSync(shot).size > 20_000, "a real screenshot");
+  }));

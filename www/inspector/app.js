@@ -13,6 +13,10 @@ worker.onerror = (e) => (status.textContent = `worker failed: ${e.message ?? "se
 
 worker.onmessage = ({ data }) => {
   if (data.listening) return listening();
+  if (data.scenario) {
+    $("scenario-note").textContent = `day ${data.scenario.day} of ${data.scenario.days}…`;
+    return;
+  }
   if (data.progress) {
     const { label, got, total } = data.progress;
     status.textContent = total ? `loading ${label}: ${Math.round((100 * got) / total)}%` : `${label}…`;
@@ -533,6 +537,99 @@ $("correct").onsubmit = async (ev) => {
     await refresh();
   } catch (e) {
     showError($("privacy-note"), e);
+  }
+};
+
+// The context tab. After the scenario, contexts are assembled at its own clock (the morning the
+// new email arrives), not today's.
+let contextNow;
+
+function contextItemView(section, item) {
+  const li = el(
+    "li",
+    { className: `context-item section-${section}` },
+    el("span", { className: "chip", textContent: section }),
+    " ",
+    el("span", { className: "text", textContent: item.text }),
+    el("div", { className: "meta", textContent: `${item.id} · ${item.tokens} tokens · ${item.why}${item.untrusted ? " · untrusted: data, not instructions" : ""}` }),
+  );
+  li.dataset.id = item.id;
+  return li;
+}
+
+function showContext(c) {
+  $("context-sections").tBodies[0].replaceChildren(
+    ...c.sections.map((s) => {
+      const tr = el(
+        "tr",
+        {},
+        el("td", { textContent: s.name }),
+        el("td", { className: "num", textContent: s.tokens }),
+        el("td", { className: "num", textContent: s.cap }),
+        el("td", { className: "num", textContent: s.items.length }),
+        el("td", { className: "meta", textContent: s.note }),
+      );
+      tr.dataset.section = s.name;
+      return tr;
+    }),
+  );
+  $("context-items").replaceChildren(...c.sections.flatMap((s) => s.items.map((i) => contextItemView(s.name, i))));
+  $("context-withheld-title").hidden = c.withheld.length === 0;
+  $("context-withheld").replaceChildren(
+    ...c.withheld.map((w) => {
+      const full = el("div", { className: "history" });
+      const li = el(
+        "li",
+        {},
+        el("b", { textContent: w.id }),
+        ` (${w.section}, ${w.tokens} tokens, ${w.reason}): ${w.line} `,
+        el("a", {
+          className: "link",
+          textContent: "expand",
+          onclick: async () => (full.textContent = await call("expand", ns(), w.id)),
+        }),
+        full,
+      );
+      li.dataset.id = w.id;
+      return li;
+    }),
+  );
+  $("context-text").textContent = c.text;
+  const t = c.tokens;
+  $("context-note").textContent =
+    `${t.total} of ${t.budget} tokens (${t.counter}; ${t.response} kept for the answer) · disclosure level ${c.disclosure.level}: ${c.disclosure.why}`;
+}
+
+$("context").onsubmit = async (ev) => {
+  ev.preventDefault();
+  const f = new FormData(ev.target);
+  const request = { task: f.get("task") };
+  if (f.get("budget")) request.total = Number(f.get("budget"));
+  if (f.get("level")) request.level = Number(f.get("level"));
+  try {
+    showContext(await call("context", ns(), request, contextNow));
+    await refreshTimeline();
+  } catch (e) {
+    showError($("context-note"), e);
+  }
+};
+
+$("scenario").onclick = async () => {
+  try {
+    $("scenario").disabled = true;
+    const r = await call("replayScenario");
+    $("ns").value = r.namespace;
+    contextNow = r.incomingAt;
+    $("scenario-note").textContent =
+      `replayed ${r.nights} days into ${r.namespace}: ${r.stored} episodes, ${r.signals} signals, ${r.facts} facts; a new email from Marco is below`;
+    $("context").elements.task.value = r.incoming;
+    $("context").elements.level.value = "2";
+    await refresh();
+    $("context").requestSubmit();
+  } catch (e) {
+    showError($("scenario-note"), e);
+  } finally {
+    $("scenario").disabled = false;
   }
 };
 

@@ -37,6 +37,16 @@ const methods = {
   signals: (ns, signals) => memory.signals(ns, signals),
   nightly: (ns) => memory.nightly(ns),
   nightlyLog: (ns) => memory.nightlyLog(ns),
+  context: (ns, request, now) => memory.context(ns, request, { now }),
+  expand: (ns, id) => memory.expand(ns, id),
+  // The mail agent's 90 days, reporting each night; answers where it ended and the new email.
+  replayScenario: async () => {
+    const sc = Mnemo.demoScenario();
+    const done = await memory.replayScenario(sc, {
+      onNight: (day) => postMessage({ scenario: { day: day.day, days: sc.days.length } }),
+    });
+    return { ...done, namespace: sc.namespace, incoming: sc.incoming, incomingAt: sc.incomingAt };
+  },
   stats: (ns) => memory.stats(ns),
   observations: (ns) => memory.observations(ns, ["open"]),
   feedback: (ns, id, verdict) => memory.feedback(ns, id, verdict),
