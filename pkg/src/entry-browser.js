@@ -7,6 +7,7 @@ await init({ module_or_path: new URL("../wasm/mnemo_bg.wasm", import.meta.url) }
 setWasm(glue);
 
 export { Mnemo } from "./core.js";
+export { MnemoWorker } from "./worker/client.js";
 export { fetchModel } from "./model.js";
 /** Bytes of wasm linear memory in use (it only grows). */
 export const memoryBytes = () => glue.memoryBytes();

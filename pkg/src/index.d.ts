@@ -534,6 +534,8 @@ export declare class Mnemo {
   nightlyLog(ns: string): Promise<Nightly[]>;
   /** Counts per tier and status, retrievable vs cold, and bytes. */
   stats(ns: string, options?: { now?: number }): Promise<Stats>;
+  /** The recency factor of the default scoring for `ageDays` at `tier` (decay, floored). */
+  recency(ageDays: number, tier?: number): number;
   /** The context for a task within a token budget (rules whole and first, facts, recall, observations, working memory, tool calls; the rest withheld). */
   context(ns: string, request: string | ContextRequest, options?: { vector?: ArrayLike<number>; now?: number }): Promise<Context>;
   /** Starts a task's working memory (in this process only), capped at `cap` tokens (default 4,000). */
@@ -640,4 +642,46 @@ export declare class DurableObjectStorage implements Storage {
   write(ops: [Bytes, Bytes | null][]): Promise<void>;
   /** Resolves: a delete removes the value from the Durable Object's storage. */
   compact(): Promise<void>;
+}
+
+/** Where a `MnemoWorker` keeps its data: the storage is named, since objects cannot cross into a worker. */
+export type WorkerStorage = "memory" | { indexedDb: string };
+
+export interface WorkerOptions {
+  /** "memory" (the default) or an IndexedDB database by name. */
+  storage?: WorkerStorage;
+  /** The model, fetched (and cached) in the worker from URLs, or given as bytes (transferred). */
+  model?: { model: string; tokenizer: string } | { modelBytes: Uint8Array; tokenizerBytes: Uint8Array };
+  /** The model download's progress. */
+  onProgress?: (p: { file: string; loaded: number; total: number; cached: boolean }) => void;
+  /** Model id and dimension of host-supplied vectors, when there is no model. */
+  vectorModel?: string;
+  dim?: number;
+  snapshotAfter?: number;
+  snapshotChunk?: number;
+  /** Where the worker module is served from (default: next to the package's client). */
+  workerUrl?: string | URL;
+}
+
+/** Every method of `T`, resolving asynchronously (a call crosses to the worker and back). */
+type Remote<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+};
+
+/**
+ * The `Mnemo` API with the engine in a Web Worker the package starts itself: loading the
+ * model and embedding never block the page. Same methods, same answers; no callbacks
+ * (`embed`, `phrase`, `countTokens`, `now`, `onNight`), and storage by name. In MV3 service
+ * workers, which cannot start workers, use `Mnemo`. Import it from "mnemo/worker" to keep the
+ * wasm off the page entirely.
+ */
+export interface MnemoWorker extends Remote<Mnemo> {}
+export declare class MnemoWorker {
+  static open(options?: WorkerOptions): Promise<MnemoWorker>;
+  /** The engine's vector model id. */
+  readonly modelId: string;
+  /** `Mnemo.demoScenario`, computed in the worker. */
+  demoScenario(options?: { seed?: number; days?: number }): Promise<DemoScenario>;
+  /** Stops the worker; pending and later calls reject with code WORKER. */
+  terminate(): void;
 }
