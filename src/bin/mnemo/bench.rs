@@ -21,18 +21,14 @@ fn embed_all(
 ) -> Result<Vec<Vec<f32>>, String> {
     let mut out = Vec::with_capacity(lines.len());
     let t = Instant::now();
+    let bar = crate::progress::bar(lines.len() as u64, &format!("{what} embedded"));
     for chunk in lines.chunks(16) {
         let texts: Vec<&str> = chunk.iter().map(|l| l.text.as_str()).collect();
         out.extend(e.embed(&texts, role).map_err(|e| e.to_string())?.into_iter().map(|x| x.vector));
-        if out.len() % 1024 < 16 {
-            eprintln!(
-                "  embedded {}/{} {what} ({:.0}s)",
-                out.len(),
-                lines.len(),
-                t.elapsed().as_secs_f64()
-            );
-        }
+        bar.inc(chunk.len() as u64);
     }
+    bar.finish_and_clear();
+    eprintln!("  embedded {} {what} in {:.0}s", out.len(), t.elapsed().as_secs_f64());
     Ok(out)
 }
 

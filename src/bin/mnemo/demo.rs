@@ -4,7 +4,6 @@
 //! section's tokens against its cap and what was withheld; then marks one observation wrong
 //! and shows that it is gone.
 
-use indicatif::{ProgressBar, ProgressStyle};
 use mnemo::engine::Replayed;
 use mnemo::learn::scenario::{scenario, NAMESPACE};
 use mnemo::record::{ObservationStatus, RuleStatus};
@@ -42,15 +41,12 @@ pub fn run(g: &Globals, a: &Demo) -> Result<(), String> {
         g.store.display()
     );
     println!("her episodes and behaviour signals day by day, and the nightly job every night.");
-    let bar = ProgressBar::new(u64::from(a.days)).with_style(
-        ProgressStyle::with_template("{bar:40} day {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    let bar = crate::progress::bar(u64::from(a.days), "days");
     let done = engine
         .replay_scenario(&sc, |day, night, so_far: &Replayed| {
             bar.set_position(u64::from(day.day));
             bar.set_message(format!(
-                "{} episodes, {} signals, {} rules promoted tonight",
+                "days: {} episodes, {} signals, {} rules promoted tonight",
                 so_far.stored,
                 so_far.signals,
                 night.promoted.len()

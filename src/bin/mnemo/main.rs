@@ -8,6 +8,7 @@ mod learn;
 mod mcp;
 mod memory;
 mod privacy;
+mod progress;
 
 use std::io::{BufRead, Write};
 use std::path::Path;

@@ -206,8 +206,14 @@ pub fn ingest(g: &Globals, a: &args::Ingest) -> Result<(), String> {
         episodes.push(e);
     }
     let mut embedder = crate::load(&g.model_dir())?;
-    let texts: Vec<&str> = episodes.iter().map(|e| e.text.as_str()).collect();
-    let vectors = embedder.embed(&texts, Role::Passage).map_err(err)?;
+    let bar = crate::progress::bar(episodes.len() as u64, "embedding");
+    let mut vectors = Vec::with_capacity(episodes.len());
+    for chunk in episodes.chunks(32) {
+        let texts: Vec<&str> = chunk.iter().map(|e| e.text.as_str()).collect();
+        vectors.extend(embedder.embed(&texts, Role::Passage).map_err(err)?);
+        bar.inc(chunk.len() as u64);
+    }
+    bar.finish_and_clear();
     let mut engine = open(g, false)?.with_embedder(Box::new(embedder));
     let (mut kept, mut dropped) = (0, 0);
     for (e, v) in episodes.into_iter().zip(vectors) {
