@@ -159,12 +159,12 @@ fn store_commands_remember_recall_and_keep_fact_history() {
     assert_eq!(t.as_array().unwrap().len(), 1, "{t}");
     let r = one_json(&run(&["remember", "The staging database moved to eu-west-1", "--json"]));
     assert_eq!(r["stored"], true, "{r}");
-    run(&["fact", "set", "language", "Italian", "--source", "explicit"]);
-    assert!(
-        run(&["fact", "set", "language", "English", "--source", "implicit"]).contains("Refused")
-    );
+    let set = run(&["fact", "set", "language", "Italian", "--source", "explicit"]);
+    assert_eq!(set.trim(), "language = Italian (v1)", "for people, not Debug output");
+    let refused = run(&["fact", "set", "language", "English", "--source", "implicit"]);
+    assert!(refused.starts_with("refused: language is held by source explicit"), "{refused}");
     let web = &["fact", "set", "language", "English", "--source", "explicit", "--origin", "web"];
-    assert!(run(web).contains("Refused"), "a web page never replaces what the user said");
+    assert!(run(web).starts_with("refused:"), "a web page never replaces what the user said");
     let unlabelled = one_json(&run(&["fact", "set", "tone", "formal", "--json"]));
     assert_eq!(
         (unlabelled["source"].as_str(), unlabelled["origin"].as_str()),

@@ -53,6 +53,10 @@ pub struct Opts {
     /// Embed texts with the host's native embedder instead of the component's own
     #[arg(long, global = true)]
     pub host_embedder: bool,
+    /// Count context tokens with this tokenizer, lent to the component through its tokenizer
+    /// import (cl100k: OpenAI's cl100k_base), instead of the engine's estimate
+    #[arg(long, global = true, value_name = "NAME", value_parser = ["cl100k"])]
+    pub host_tokenizer: Option<String>,
     /// Print the time and peak memory of each start-up phase on stderr
     #[arg(long, global = true)]
     pub timings: bool,
@@ -153,6 +157,10 @@ pub fn open(opts: &Opts, kv: Box<dyn KvStore + Send>) -> Result<Memory, String> 
         m.call(|g, s| g.call_load_model(s, &model, &tok))?;
     }
     timing(opts, "embedder ready", started);
+    if opts.host_tokenizer.is_some() {
+        let bpe = tiktoken_rs::cl100k_base().map_err(|e| format!("the cl100k tokenizer: {e}"))?;
+        m.use_tokenizer(bpe)?;
+    }
     Ok(m)
 }
 

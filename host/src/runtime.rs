@@ -14,7 +14,7 @@ mod wit {
 }
 
 use wit::exports::mnemo::engine::engine::Error as EngineError;
-use wit::mnemo::engine::{embedder, kv, llm};
+use wit::mnemo::engine::{embedder, kv, llm, tokenizer};
 
 /// What the component's imports reach.
 pub struct State {
@@ -22,6 +22,8 @@ pub struct State {
     table: ResourceTable,
     kv: Box<dyn KvStore + Send>,
     embedder: Option<BertEmbedder>,
+    /// The host model's tokenizer (`--host-tokenizer`), behind the tokenizer import.
+    pub tokenizer: Option<tiktoken_rs::CoreBPE>,
 }
 
 impl WasiView for State {
@@ -85,6 +87,13 @@ fn no_embedder() -> String {
     "this host has no embedder: start it with --host-embedder".into()
 }
 
+impl tokenizer::Host for State {
+    fn count_tokens(&mut self, text: String) -> Option<u32> {
+        let n = self.tokenizer.as_ref()?.encode_with_special_tokens(&text).len();
+        Some(u32::try_from(n).unwrap_or(u32::MAX))
+    }
+}
+
 impl llm::Host for State {
     fn complete(&mut self, _prompt: String, _max_tokens: u32) -> Result<String, String> {
         Err("no language model is configured on this host".into())
@@ -135,11 +144,22 @@ impl Memory {
         let mut linker: Linker<State> = Linker::new(engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         wit::Mnemo::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
-        let state =
-            State { wasi: WasiCtx::builder().build(), table: ResourceTable::new(), kv, embedder };
+        let state = State {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+            kv,
+            embedder,
+            tokenizer: None,
+        };
         let mut store = Store::new(engine, state);
         let bindings = wit::Mnemo::instantiate(&mut store, component, &linker)?;
         Ok(Self { store, bindings })
+    }
+
+    /// Lends the component `tokenizer` for its context budgets (`use-host-tokenizer`).
+    pub fn use_tokenizer(&mut self, tokenizer: tiktoken_rs::CoreBPE) -> Result<(), String> {
+        self.store.data_mut().tokenizer = Some(tokenizer);
+        self.call(|g, s| g.call_use_host_tokenizer(s))
     }
 
     /// The exported engine, with this store.

@@ -213,3 +213,37 @@ fn embed_and_compare_match_the_native_cli_s_vectors() {
     assert!(ok, "{err}");
     assert!(out.contains("Opposite") && out.contains("Same"), "{out}");
 }
+
+/// The component counts context tokens with the host's tokenizer (its `tokenizer` import)
+/// when the host lends one: the section tokens are cl100k_base's, not the estimate's.
+#[test]
+fn context_tokens_counted_by_the_host_tokenizer() {
+    let d = tmp("tokenizer");
+    let dir = d.to_string_lossy().to_string();
+    let store = ["--store", dir.as_str()];
+    let embed = ["--host-embedder"];
+    for text in ["Quote Q-2024-117 for Bertelli & Co: 48 valve assemblies", "Marco prefers Como"] {
+        let (ok, _, err) = host(&store, &[&["remember", text][..], &embed].concat());
+        assert!(ok, "{err}");
+    }
+    let ask = ["context", "Reply to Marco about the quote", "--json", "--host-embedder"];
+    let (ok, out, err) = host(&store, &ask);
+    assert!(ok, "{err}");
+    let estimated: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let (ok, out, err) = host(&store, &[&ask[..], &["--host-tokenizer", "cl100k"]].concat());
+    assert!(ok, "{err}");
+    let counted: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(estimated["tokens"]["counter"], "estimate");
+    assert_eq!(counted["tokens"]["counter"], "host", "{}", counted["tokens"]);
+    let bpe = tiktoken_rs::cl100k_base().unwrap();
+    let episodes = counted["sections"].as_array().unwrap().iter().find(|s| s["name"] == "episodes");
+    let first = &episodes.expect("an episodes section")["items"][0];
+    let text = first["text"].as_str().unwrap();
+    assert_eq!(
+        first["tokens"].as_u64().unwrap() as usize,
+        bpe.encode_with_special_tokens(&format!("- {}\n", text.trim())).len(),
+        "an item's tokens are the host tokenizer's count of its line"
+    );
+    let (ok, _, err) = host(&store, &[&ask[..], &["--host-tokenizer", "gpt2"]].concat());
+    assert!(!ok && err.contains("cl100k"), "{err}");
+}

@@ -10,6 +10,7 @@ wit_bindgen::generate!({ path: "wit", world: "mnemo" });
 use exports::mnemo::engine::engine::{Error as WitError, Guest};
 use mnemo::engine::{embedder as host_embedder, kv};
 
+use crate::context::{Estimate, TokenCounter};
 use crate::embed::{Embedder, Embedding, Role};
 use crate::engine::json;
 use crate::store::{Batch, KvStore, Op};
@@ -330,6 +331,15 @@ impl Guest for Component {
         replace(|engine| Ok(engine.with_llm(Box::new(HostLlm))))
     }
 
+    fn use_host_tokenizer() -> std::result::Result<(), WitError> {
+        if mnemo::engine::tokenizer::count_tokens("mnemo").is_none() {
+            return Err(wit(Error::InvalidInput(
+                "the host has no tokenizer: its count-tokens answers none".into(),
+            )));
+        }
+        replace(|engine| Ok(engine.with_token_counter(Box::new(HostTokens))))
+    }
+
     fn erase(ns: String, what: String, now: i64) -> std::result::Result<String, WitError> {
         with(|e| e.erase_json(&ns, &what, now))
     }
@@ -380,6 +390,17 @@ impl Guest for Component {
 
     fn quarantined(ns: String) -> std::result::Result<String, WitError> {
         with(|e| e.quarantined_json(&ns))
+    }
+}
+
+/// The imported `tokenizer`, lent to the engine for context budgets (the estimate for a text
+/// the host will not count).
+struct HostTokens;
+
+impl TokenCounter for HostTokens {
+    fn count(&self, text: &str) -> usize {
+        mnemo::engine::tokenizer::count_tokens(text)
+            .map_or_else(|| Estimate.count(text), |n| n as usize)
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader};
 
-use mnemo::engine::FactInput;
+use mnemo::engine::{FactInput, FactWrite};
 use mnemo::record::json::episode_from_json;
 use mnemo::record::Fact;
 use mnemo::store::file::FileStore;
@@ -18,6 +18,12 @@ type Store = Engine<FileStore>;
 
 fn err(e: mnemo::Error) -> String {
     e.to_string()
+}
+
+/// An enum's name as the JSON shapes spell it ("explicit", "auto-inject", "active"), for
+/// output meant for people.
+fn name(v: impl serde::Serialize) -> String {
+    serde_json::to_value(v).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
 }
 
 /// The engine with the model when its directory holds one (the learning commands use it to
@@ -74,13 +80,13 @@ pub fn recall(g: &Globals, a: &args::Recall) -> Result<(), String> {
     for (i, h) in r.hits.iter().enumerate() {
         let (e, x) = (&h.episode, &h.explanation);
         println!(
-            "{}. [{}] {}  (#{}, tier {}, {:?})",
+            "{}. [{}] {}  (#{}, tier {}, {})",
             i + 1,
             format_date(e.created_at),
             e.text,
             e.id,
             e.tier,
-            e.status
+            name(e.status)
         );
         println!(
             "   final {:.3} = relevance {:.3} x recency {:.3} x importance {:.2}",
@@ -129,11 +135,11 @@ pub fn timeline(g: &Globals, a: &args::Timeline) -> Result<(), String> {
             .scoring
             .decay_factor((at - e.last_accessed_at) as f32 / DAY as f32, e.tier);
         println!(
-            "[{}] #{} tier {} {:?} importance {:.2} decay {:.3} accessed {}x  {}",
+            "[{}] #{} tier {} {} importance {:.2} decay {:.3} accessed {}x  {}",
             format_date(e.created_at),
             e.id,
             e.tier,
-            e.status,
+            name(e.status),
             e.importance,
             decay,
             e.access_count,
@@ -151,8 +157,13 @@ pub fn facts(g: &Globals, a: &args::Facts) -> Result<(), String> {
     }
     for f in engine.facts(&g.ns, g.now(), &[], a.all).map_err(err)? {
         println!(
-            "{} = {}  (v{}, {:?}, confidence {:.2}, {:?})",
-            f.key, f.value, f.version, f.source, f.confidence, f.policy
+            "{} = {}  (v{}, {}, confidence {:.2}, {})",
+            f.key,
+            f.value,
+            f.version,
+            name(f.source),
+            f.confidence,
+            name(f.policy)
         );
     }
     Ok(())
@@ -167,7 +178,7 @@ pub fn rule(g: &Globals, a: &args::Rule) -> Result<(), String> {
     if g.json {
         println!("{}", json!({"id": id, "status": status}));
     } else {
-        println!("rule #{id} added ({status:?})");
+        println!("rule #{id} added ({})", name(status));
     }
     Ok(())
 }
@@ -180,8 +191,8 @@ pub fn rules(g: &Globals, a: &args::Rules) -> Result<(), String> {
     }
     for r in engine.rules(&g.ns, &a.statuses()).map_err(err)? {
         match r.superseded_by {
-            Some(by) => println!("#{} [{:?} by #{by}] {}", r.id, r.status, r.text),
-            None => println!("#{} [{:?}] {}", r.id, r.status, r.text),
+            Some(by) => println!("#{} [{} by #{by}] {}", r.id, name(r.status), r.text),
+            None => println!("#{} [{}] {}", r.id, name(r.status), r.text),
         }
         if !r.evidence.is_empty() {
             println!("   {} (observation #{})", r.evidence, r.observation);
@@ -241,13 +252,13 @@ pub fn fact(g: &Globals, a: &args::Fact) -> Result<(), String> {
     let mut engine = open(g, false)?;
     let show = |f: &Fact| {
         println!(
-            "v{} {} = {}  ({:?}, confidence {:.2}, {:?}, {})",
+            "v{} {} = {}  ({}, confidence {:.2}, {}, {})",
             f.version,
             f.key,
             f.value,
-            f.source,
+            name(f.source),
             f.confidence,
-            f.policy,
+            name(f.policy),
             format_date(f.updated_at)
         )
     };
@@ -265,8 +276,19 @@ pub fn fact(g: &Globals, a: &args::Fact) -> Result<(), String> {
                 policy: s.policy,
                 ttl_ms: s.ttl_ms(),
             };
-            let r = engine.write_fact(ns, &input, at).map_err(err)?;
-            println!("{r:?}");
+            match engine.write_fact(ns, &input, at).map_err(err)? {
+                FactWrite::Written { version } => {
+                    println!("{} = {} (v{version})", s.key, s.value())
+                }
+                FactWrite::Confirmed { version } => {
+                    println!("{} = {} confirmed (v{version}, unchanged)", s.key, s.value())
+                }
+                FactWrite::Refused { held_by } => println!(
+                    "refused: {} is held by source {}, which this one may not overwrite",
+                    s.key,
+                    name(held_by)
+                ),
+            }
         }
         args::Fact::Get { key, all } if g.json => {
             println!("{}", engine.fact_json(ns, key, at, *all).map_err(err)?)
