@@ -332,6 +332,7 @@ impl<S: KvStore> Engine<S> {
                     already += 1;
                     continue;
                 }
+                let confidence = o.observation.confidence();
                 let mut i = Item::new(
                     format!("observation:{}", o.observation.id),
                     format!("{} ({})", o.observation.quote, o.observation.evidence),
@@ -339,11 +340,11 @@ impl<S: KvStore> Engine<S> {
                         "cosine {:.2} × recency {:.2}, {} confidence",
                         o.cosine,
                         o.recency,
-                        o.observation.confidence().name()
+                        confidence.name()
                     ),
                 );
                 i.score = Some(o.score);
-                if o.observation.confidence() < Confidence::Medium {
+                if confidence < Confidence::Medium {
                     i.tokens = self.counter().count(&i.text);
                     withheld.push(section.withhold(
                         &i,

@@ -101,8 +101,9 @@ fn body(after: &str) -> String {
     text.replace(" Our quote", ". Our quote").replace("..", ".")
 }
 
-/// `days` days of Maria's mail (90 in the demo), seeded.
+/// `days` days of Maria's mail (90 in the demo; at least 1), seeded.
 pub fn scenario(seed: u64, days: u32) -> Scenario {
+    let days = days.max(1); // (a day to file everything under)
     let signals = super::trace::trace(seed, days, 8);
     let start = days_from_civil(2024, 3, 4) * DAY;
     let mut out: Vec<Day> = (1..=days)

@@ -50,12 +50,17 @@ impl Globals {
 
     /// `--at`, else the clock (ms since the Unix epoch).
     pub fn now(&self) -> i64 {
-        self.at.unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as i64)
-        })
+        now_or(self.at)
     }
+}
+
+/// `at`, else the clock (ms since the Unix epoch).
+pub fn now_or(at: Option<i64>) -> i64 {
+    at.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64)
+    })
 }
 
 /// The commands of both tools (`mnemo-host` adds its own next to these).

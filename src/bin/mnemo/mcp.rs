@@ -122,14 +122,6 @@ impl Memory {
         Memory { store: g.store.clone(), ns: g.ns.clone(), at: g.at, model, tool_router }
     }
 
-    fn now(&self) -> i64 {
-        self.at.unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as i64)
-        })
-    }
-
     /// Opens the store (waiting while another process holds it), runs `f`, closes the store.
     fn with_engine<T>(
         &self,
@@ -151,7 +143,7 @@ impl Memory {
         if let Some(m) = &self.model {
             engine = engine.with_embedder(Box::new(m.clone()));
         }
-        f(&mut engine, &self.ns, self.now()).map_err(failure)
+        f(&mut engine, &self.ns, crate::args::now_or(self.at)).map_err(failure)
     }
 }
 
