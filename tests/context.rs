@@ -445,6 +445,16 @@ fn the_mail_agent_scenario_end_to_end() {
         episodes.iter().all(|i| !i.untrusted),
         "summaries of her own mail are hers, not untrusted data: {episodes:#?}"
     );
+    // The wrong-buttons lesson stays raw after compaction and its week's summary lists it:
+    // it is said once, and the raw record is withheld as told by that summary.
+    assert_eq!(c.text.matches("wrong buttons").count(), 1, "said once:\n{}", c.text);
+    let told = c.withheld.iter().find(|w| w.line.contains("wrong buttons"));
+    assert!(told.is_some_and(|w| w.reason.contains("said once")), "{:#?}", c.withheld);
+    // When the summary does not fit the episodes' cap, the lesson itself is shown.
+    let mut narrow = ContextRequest::new("a problem with order ORD-2024-118");
+    narrow.budget.episodes = 70;
+    let n = e.context(NAMESPACE, &narrow, sc.incoming_at).unwrap();
+    assert_eq!(n.text.matches("wrong buttons").count(), 1, "shown once:\n{}", n.text);
     let ruled: BTreeSet<String> = e
         .observations(NAMESPACE, &[ObservationStatus::Open])
         .unwrap()

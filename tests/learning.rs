@@ -296,15 +296,22 @@ fn a_budgeted_nightly_resumes_to_the_same_store() {
     let a = whole.nightly(NS, night, None).unwrap();
     assert!(a.done);
     let mut calls = 0;
+    let mut at = 0;
     loop {
         // The clock moves on between calls: a resumed run keeps its first `now`.
         let r = pieces.nightly(NS, night + calls * 1000, Some(97)).unwrap();
         calls += 1;
         assert!(calls < 1000);
+        // The CLI's progress bar is the position of `next` in the run's step order.
+        let pos = mnemo::engine::NIGHTLY_STEPS.iter().position(|s| s.name() == r.next);
+        let pos = pos.unwrap_or_else(|| panic!("{} is not in the step order", r.next));
+        assert!(pos >= at, "{} ran after a later step", r.next);
+        at = pos;
         if r.done {
             break;
         }
     }
+    assert_eq!(at, mnemo::engine::NIGHTLY_STEPS.len() - 1);
     assert!(calls > 5, "the budget split the run ({calls} calls)");
     let dump = |e: &Engine<MemoryStore>| e.store().scan(b"u/", None, usize::MAX).unwrap();
     assert_eq!(dump(&whole), dump(&pieces), "a resumed run writes what an uninterrupted one does");

@@ -10,7 +10,7 @@
 //! | `open_issues` | failures without a verdict and no later success on the same tool and stage |
 //! | `next_steps` | plans and to-dos (`plan`, `todo`, `next` events, or text starting "next:"/"todo:") |
 //! | `notes` | anything else that is not a plain success (messages, requests, observations) |
-//! | `routine` | plain successes, counted by what they did: "12× deployed the web app" (names and identifiers, which vary, go to `mentions`) |
+//! | `routine` | plain successes, counted by what they did: "12× deployed … to staging" (names and identifiers, which vary, go to `mentions`) |
 //! | `mentions` | names, amounts, dates and identifiers of the counted lines, so an exact identifier still finds the summary |
 //! | `evidence` | the ids summarised, oldest first (progressive disclosure: the raw rows are one lookup away) |
 //!
@@ -118,24 +118,70 @@ enum Section {
 }
 
 /// What a routine success did, in its own words without the names, amounts and identifiers
-/// that vary from one run to the next ("Sent invoice INV-12 to Acme" → "sent invoice to"), at
-/// most 8 words; the stage, tool or event type when nothing is left.
+/// that vary from one run to the next: its first sentence, at most [`LABEL_WORDS`] words, with
+/// "…" where words were dropped inside it, not ending on a function word ("Sent invoice INV-12
+/// to Acme." → "sent invoice"; "Email to Marco Bertelli: The samples are ready." → "email to
+/// …: the samples are ready"). The stage, tool or event type when nothing is left.
 fn routine_label(e: &Episode) -> String {
     let varying = mentions(&e.text);
-    let words: Vec<String> = e
-        .text
-        .split_whitespace()
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
-        .filter(|w| !w.is_empty() && !varying.iter().any(|m| m == w))
-        .take(8)
-        .map(str::to_lowercase)
-        .collect();
+    let mut words: Vec<String> = Vec::new();
+    let mut dropped = false;
+    for raw in e.text.split_whitespace() {
+        let w = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        if w.is_empty() {
+            continue;
+        }
+        if varying.iter().any(|m| m == w) {
+            dropped = true;
+        } else {
+            if std::mem::take(&mut dropped) && !words.is_empty() {
+                words.push("…".into());
+            }
+            words.push(w.to_lowercase());
+        }
+        if raw.ends_with(':') || raw.ends_with(',') {
+            if std::mem::take(&mut dropped) && !words.is_empty() {
+                words.push("…".into());
+            }
+            if let Some(last) = words.last_mut() {
+                last.push(if raw.ends_with(':') { ':' } else { ',' });
+            }
+        }
+        if raw.ends_with(['.', '!', '?']) && !words.is_empty() || words.len() >= LABEL_WORDS {
+            break;
+        }
+    }
+    loop {
+        match words.last_mut() {
+            Some(w) if w.ends_with([':', ',']) => {
+                w.pop();
+            }
+            Some(w) if w == "…" || is_function_word(w) => {
+                words.pop();
+            }
+            _ => break,
+        }
+    }
     if !words.is_empty() {
         return words.join(" ");
     }
     let s = &e.situation;
     let what = [&s.stage, &s.tool, &e.kind].into_iter().find(|x| !x.is_empty());
     what.map_or_else(|| "task".to_string(), |w| w.to_lowercase())
+}
+
+/// Most words in a routine label.
+const LABEL_WORDS: usize = 12;
+
+/// Words a label should not end on (English, and the other five languages' commonest).
+fn is_function_word(w: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "a", "an", "the", "to", "of", "for", "and", "or", "in", "on", "at", "by", "with", "from",
+        "is", "are", "was", "were", "il", "la", "lo", "di", "da", "per", "e", "a", "le", "de",
+        "des", "du", "et", "pour", "der", "die", "das", "und", "zu", "für", "el", "los", "las",
+        "y", "para", "o", "do", "da", "em",
+    ];
+    WORDS.contains(&w)
 }
 
 /// Keeps the routine counts within the cap: the most frequent first; those that do not fit
@@ -469,6 +515,34 @@ mod tests {
     }
 
     #[test]
+    fn routine_labels_read_as_what_was_done() {
+        let label = |t: &str| routine_label(&ep(1, t, Outcome::Success, ""));
+        assert_eq!(
+            label("Email to Marco Bertelli: The colour cards for winter are ready. See the PDF."),
+            "email to …: the colour cards for winter are ready"
+        );
+        assert_eq!(
+            label("checked one two three four five six seven eight nine ten of eleven twelve"),
+            "checked one two three four five six seven eight nine ten",
+            "at most 12 words, not ending on \"of\""
+        );
+        assert_eq!(label("Sent invoice INV-12 to Acme."), "sent invoice");
+        assert_eq!(label("deploy 7 went fine"), "deploy … went fine");
+        assert_eq!(
+            label("The meeting is moved to Thursday, the agenda follows."),
+            "the meeting is moved to …, the agenda follows"
+        );
+        assert_eq!(label("Notes: all green. Then more words follow"), "notes: all green");
+        assert_eq!(label("Email to Marco:"), "email");
+        // Names vary, the label does not: the same work counts together.
+        assert_eq!(
+            label("Email to Marco Bertelli: The samples are ready."),
+            label("Email to Dana Whitfield: The samples are ready.")
+        );
+        assert_eq!(label("Q-1 Q-2"), "deploy", "nothing left: the stage");
+    }
+
+    #[test]
     fn routine_is_counted_lessons_and_identifiers_are_kept() {
         let mut sources: Vec<Episode> = (1..=12)
             .map(|i| ep(i, &format!("deploy {i} went fine"), Outcome::Success, ""))
@@ -490,7 +564,7 @@ mod tests {
         ));
         let vectors = vec![None; sources.len()];
         let s = weekly(&sources, &vectors, 400, 0.95);
-        assert_eq!(s.routine, vec![("deploy went fine".to_string(), 12)]);
+        assert_eq!(s.routine, vec![("deploy … went fine".to_string(), 12)]);
         assert_eq!(
             s.lessons,
             vec!["Deploy of build B-7731 failed — the cache held a stale lockfile"]
@@ -499,7 +573,7 @@ mod tests {
         assert_eq!(s.notes.len(), 1);
         assert_eq!(s.evidence, (1..=15).collect::<Vec<u64>>());
         let text = s.text();
-        assert!(text.contains("Routine successes: 12× deploy went fine"), "{text}");
+        assert!(text.contains("Routine successes: 12× deploy … went fine"), "{text}");
         assert!(text.starts_with("Lessons: Deploy of build B-7731 failed"), "{text}");
         assert_eq!(s.heading(), "Weekly summary 2026-W01, agent ops (15 episodes).");
         assert!(tokens(&text) <= 400);

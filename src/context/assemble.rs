@@ -43,7 +43,7 @@ impl Item {
         }
     }
 
-    fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let text = self.text.trim();
         // Unlabelled records (origin unknown) are untrusted too, but only a named outside
         // origin is worth the tokens of a tag: the section's title already says "quoted".

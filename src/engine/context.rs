@@ -189,6 +189,29 @@ fn episode_line(e: &Episode) -> String {
 }
 
 /// The ids line of a rendered context: as many withheld ids as fit in `room` tokens.
+/// The raw episodes among `items` whose line a summary among them already holds (a lesson
+/// stays recallable after compaction, and the summary of its week lists it too), each with
+/// that summary's item id.
+fn told_by_summaries(
+    items: &[Item],
+    offered: &std::collections::HashMap<String, Episode>,
+) -> Vec<(String, String)> {
+    let mut told = Vec::new();
+    for i in items {
+        let Some(raw) = offered.get(&i.id).filter(|e| e.tier == 0) else { continue };
+        let line: String = raw.text.trim().chars().take(120).collect();
+        let summary = items.iter().find(|s| {
+            offered.get(&s.id).is_some_and(|e| {
+                e.tier > 0 && e.evidence.contains(&raw.id) && e.text.contains(line.as_str())
+            })
+        });
+        if let Some(s) = summary {
+            told.push((i.id.clone(), s.id.clone()));
+        }
+    }
+    told
+}
+
 fn withheld_line(withheld: &[Withheld], room: usize, counter: &dyn TokenCounter) -> String {
     if withheld.is_empty() {
         return String::new();
@@ -466,7 +489,45 @@ impl<S: KvStore> Engine<S> {
                 items.push(i);
             }
         }
-        section.fill(items, budget.episodes_k, self.counter(), withheld);
+        let told = told_by_summaries(&items, &offered);
+        if told.is_empty() {
+            section.fill(items, budget.episodes_k, self.counter(), withheld);
+        } else {
+            // Said once: each told episode's place goes to the summary that tells it, unless
+            // that summary does not fit, in which case the list is placed as it was.
+            let mut merged: Vec<(usize, Item)> = Vec::new();
+            for (at, i) in items.iter().enumerate() {
+                if told.iter().any(|(raw, _)| *raw == i.id) {
+                    continue;
+                }
+                let first = told
+                    .iter()
+                    .filter(|(_, s)| *s == i.id)
+                    .filter_map(|(raw, _)| items.iter().position(|x| x.id == *raw))
+                    .fold(at, usize::min);
+                merged.push((first, i.clone()));
+            }
+            merged.sort_by_key(|(at, _)| *at);
+            let mut tried = section.clone();
+            let mut out = Vec::new();
+            let merged = merged.into_iter().map(|(_, i)| i).collect();
+            tried.fill(merged, budget.episodes_k, self.counter(), &mut out);
+            let placed = |id: &str| tried.items.iter().any(|i| i.id == id);
+            if told.iter().all(|(_, s)| placed(s)) {
+                section = tried;
+                withheld.extend(out);
+                for (raw, summary) in &told {
+                    if let Some(i) = items.iter().find(|i| i.id == *raw) {
+                        let mut i = i.clone();
+                        i.tokens = self.counter().count(&i.line());
+                        let why = format!("its line is in {summary}, shown: said once");
+                        withheld.push(section.withhold(&i, why));
+                    }
+                }
+            } else {
+                section.fill(items, budget.episodes_k, self.counter(), withheld);
+            }
+        }
         if section.items.is_empty() && hits.is_empty() {
             section.note = "no episode matched the task".into();
         }

@@ -47,7 +47,7 @@ pub use erase::{Erasure, Layer, Receipt, Verification};
 pub use export::{ExportOptions, Moved};
 pub use facts::{FactInput, FactWrite};
 pub use feedback::{Feedback, Promoted};
-pub use nightly::{Nightly, NightlyStep};
+pub use nightly::{Nightly, NightlyStep, STEP_ORDER as NIGHTLY_STEPS};
 pub use observe::{ObservationHit, Observed};
 pub use outcomes::{EntryReport, OutcomeReport, Verdict};
 pub use policy::{Decision, SecretAction, WritePolicy};

@@ -74,6 +74,30 @@ pub enum NightlyStep {
     Evict,
 }
 
+/// The steps of a run in the order they run (`Done` last): a caller that runs the job in
+/// budgeted slices can show how far it is by the position of [`Nightly::next`] here.
+pub const STEP_ORDER: [NightlyStep; 12] = [
+    NightlyStep::CompactWeekly,
+    NightlyStep::CompactMonthly,
+    NightlyStep::Consolidate,
+    NightlyStep::Cluster,
+    NightlyStep::Behaviours,
+    NightlyStep::Conditions,
+    NightlyStep::Write,
+    NightlyStep::Promote,
+    NightlyStep::Evict,
+    NightlyStep::Outcomes,
+    NightlyStep::Erase,
+    NightlyStep::Done,
+];
+
+impl NightlyStep {
+    /// The step's name, as in [`Nightly::next`] ("compact-weekly", "detect-behaviours", …).
+    pub fn name(self) -> String {
+        step_name(self)
+    }
+}
+
 /// Nightly reports kept for the inspector.
 pub const LOG_KEEP: usize = 20;
 

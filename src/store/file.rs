@@ -30,6 +30,10 @@
 //!   (it happened); compaction is retried once the log has grown another MiB.
 //! - One process at a time: `open` takes an exclusive lock on `mnemo.lock` (released when the
 //!   store is dropped or the process ends); a second opener gets [`Error::Locked`].
+//! - A long-lived process that wants to leave the store to others between its requests (the MCP
+//!   server) [`FileStore::release`]s the lock and [`FileStore::reacquire`]s it: the log is only
+//!   ever appended to or renamed over, so an unchanged length, modification time and file
+//!   identity mean nobody wrote in between and the loaded state is still the store's.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -50,8 +54,11 @@ pub struct FileStore {
     file: File,
     map: MemoryStore,
     log_bytes: u64,
-    /// Held for the store's lifetime: its exclusive lock keeps other processes out.
-    _lock: File,
+    /// Held while the store is open (`None` once [`FileStore::release`]d): its exclusive lock
+    /// keeps other processes out.
+    lock: Option<File>,
+    /// The log's stamp when the lock was released.
+    released: Option<Stamp>,
     /// Why writes are refused (a failed append that could not be undone).
     poisoned: Option<String>,
     /// Log size at which the next automatic compaction is tried (raised after a failure).
@@ -75,6 +82,41 @@ struct Faults {
     compaction: bool,
 }
 
+/// What says a log is the one a released store left: its length, modification time and file
+/// identity (a compaction by another process renames a new file over it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    file: u64,
+}
+
+fn stamp(path: &Path) -> Result<Stamp> {
+    let m = std::fs::metadata(path).map_err(|e| io(path, e))?;
+    #[cfg(unix)]
+    let file = std::os::unix::fs::MetadataExt::ino(&m);
+    #[cfg(not(unix))]
+    let file = 0;
+    Ok(Stamp { len: m.len(), modified: m.modified().ok(), file })
+}
+
+fn take_lock(dir: &Path) -> Result<File> {
+    let lock_path = dir.join("mnemo.lock");
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| io(&lock_path, e))?;
+    match lock.try_lock() {
+        Ok(()) => Ok(lock),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            Err(Error::Locked { path: dir.display().to_string() })
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(io(&lock_path, e)),
+    }
+}
+
 fn io(path: &Path, e: std::io::Error) -> Error {
     Error::Io { path: path.display().to_string(), detail: e.to_string() }
 }
@@ -84,20 +126,7 @@ impl FileStore {
     pub fn open(dir: impl AsRef<Path>) -> Result<Self> {
         let dir = dir.as_ref().to_path_buf();
         std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
-        let lock_path = dir.join("mnemo.lock");
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| io(&lock_path, e))?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(Error::Locked { path: dir.display().to_string() })
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(io(&lock_path, e)),
-        }
+        let lock = take_lock(&dir)?;
         let path = dir.join(LOG);
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
@@ -119,13 +148,42 @@ impl FileStore {
             file,
             map: MemoryStore::from_map(map),
             log_bytes: valid as u64,
-            _lock: lock,
+            lock: Some(lock),
+            released: None,
             poisoned: None,
             retry_compaction_at: 0,
             auto_compact: true,
             #[cfg(test)]
             faults: Faults::default(),
         })
+    }
+
+    /// Releases the lock, so other processes can open the store, and keeps what is loaded.
+    /// Writes are refused until [`FileStore::reacquire`]. Releasing twice is harmless.
+    pub fn release(&mut self) -> Result<()> {
+        if self.lock.is_some() {
+            self.released = Some(stamp(&self.log_path())?);
+            self.lock = None;
+        }
+        Ok(())
+    }
+
+    /// Takes the lock back after [`FileStore::release`] ([`Error::Locked`] while another
+    /// process holds it). `Ok(true)`: nobody wrote in between, so what is loaded (and an engine
+    /// built on it) is current. `Ok(false)`: the log changed; this store now holds the lock but
+    /// stale data, and the caller should drop it and [`FileStore::open`] the directory again.
+    pub fn reacquire(&mut self) -> Result<bool> {
+        if self.lock.is_some() {
+            return Ok(true);
+        }
+        let lock = take_lock(&self.dir)?;
+        let now = stamp(&self.log_path())?;
+        self.lock = Some(lock);
+        let same = self.released.take() == Some(now);
+        if !same {
+            self.poisoned = Some("the log changed while the store was released".into());
+        }
+        Ok(same)
     }
 
     /// Turns automatic compaction off or on. Off, the log only grows (until [`FileStore::compact`]
@@ -141,6 +199,9 @@ impl FileStore {
 
     /// Rewrites the log as a single record of the live data.
     pub fn compact(&mut self) -> Result<()> {
+        if self.lock.is_none() {
+            return Err(Error::Locked { path: self.dir.display().to_string() });
+        }
         let mut all = Batch::new();
         for (k, v) in self.map.iter() {
             all.put(k.clone(), v.clone());
@@ -221,6 +282,9 @@ impl KvStore for FileStore {
     }
 
     fn write(&mut self, batch: &Batch) -> Result<()> {
+        if self.lock.is_none() {
+            return Err(Error::Locked { path: self.dir.display().to_string() });
+        }
         if let Some(why) = &self.poisoned {
             return Err(Error::Io {
                 path: self.dir.join(LOG).display().to_string(),
@@ -375,6 +439,34 @@ mod tests {
         let mut b = Batch::new();
         b.put(k.as_bytes().to_vec(), v.as_bytes().to_vec());
         b
+    }
+
+    #[test]
+    fn a_released_store_lets_others_in_and_knows_when_they_wrote() {
+        let d = dir("release");
+        let mut s = FileStore::open(&d).unwrap();
+        s.write(&put("a", "1")).unwrap();
+        s.release().unwrap();
+        assert_eq!(s.write(&put("b", "2")).unwrap_err().code(), "LOCKED", "released: no writes");
+        assert_eq!(s.get(b"a").unwrap().as_deref(), Some(&b"1"[..]), "reads what it loaded");
+        // Nobody wrote: what is loaded is current.
+        assert!(s.reacquire().unwrap());
+        s.write(&put("b", "2")).unwrap();
+        s.release().unwrap();
+        // Another process opens it meanwhile, so taking it back waits for that one.
+        let mut other = FileStore::open(&d).expect("a released store can be opened");
+        assert_eq!(s.reacquire().unwrap_err().code(), "LOCKED");
+        other.write(&put("c", "3")).unwrap();
+        drop(other);
+        assert!(!s.reacquire().unwrap(), "the other process wrote");
+        assert_eq!(s.write(&put("d", "4")).unwrap_err().code(), "IO", "stale: reopen first");
+        drop(s);
+        // A compaction by another process renames a new log over the old one.
+        let mut s = FileStore::open(&d).unwrap();
+        assert_eq!(s.get(b"c").unwrap().as_deref(), Some(&b"3"[..]));
+        s.release().unwrap();
+        FileStore::open(&d).unwrap().compact().unwrap();
+        assert!(!s.reacquire().unwrap(), "a compacted log is another log");
     }
 
     #[test]

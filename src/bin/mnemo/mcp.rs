@@ -12,10 +12,12 @@
 //!   the user's or an administrator's authority: episodes and facts are written with origin
 //!   `agent` unless the caller names an untrusted one (tool, web, email), and a fact from an
 //!   untrusted origin is `implicit`, the lowest source (it never overrides what the user said).
-//! - **Sharing the store**: each request opens the store, answers and closes it, so the store's
-//!   lock is held only during a request and other `mnemo` commands can use the same directory
-//!   while the server runs (a request that finds the store busy waits up to 5 s). The model is
-//!   loaded once, when the server starts. Working memory (`task_*`) lives in one process and is
+//! - **Sharing the store**: each request takes the store's lock, answers and releases it, so
+//!   the lock is held only during a request and other `mnemo` commands can use the same
+//!   directory while the server runs (a request that finds the store busy waits up to 5 s).
+//!   The engine stays loaded between requests and is opened again (its log replayed) only when
+//!   another process wrote meanwhile ([`FileStore::reacquire`]). The model is loaded once, when
+//!   the server starts. Working memory (`task_*`) lives in one process and is
 //!   therefore not offered here.
 
 use std::path::PathBuf;
@@ -105,6 +107,14 @@ struct Memory {
     tool_router: ToolRouter<Self>,
 }
 
+thread_local! {
+    /// The engine of the last request on this thread, its store released between requests.
+    /// (An engine cannot move between threads: its embedder need not be `Send`. The server has
+    /// one store, and its requests run on the thread of its event loop.)
+    static CACHED: std::cell::RefCell<Option<Engine<FileStore>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 /// How long a request waits for a store another process holds.
 const BUSY_WAIT: Duration = Duration::from_secs(5);
 
@@ -122,28 +132,62 @@ impl Memory {
         Memory { store: g.store.clone(), ns: g.ns.clone(), at: g.at, model, tool_router }
     }
 
-    /// Opens the store (waiting while another process holds it), runs `f`, closes the store.
+    /// Runs `f` on the store's engine, holding the store's lock only for the call (waiting
+    /// while another process holds it). The engine stays loaded between calls with its lock
+    /// released, and is reused when the log shows nobody wrote in between; otherwise the store
+    /// is opened (its log replayed) again.
     fn with_engine<T>(
         &self,
         f: impl FnOnce(&mut Engine<FileStore>, &str, i64) -> mnemo::Result<T>,
     ) -> Result<T, String> {
-        std::fs::create_dir_all(&self.store)
-            .map_err(|e| format!("{}: {e}", self.store.display()))?;
+        CACHED.with_borrow_mut(|cached| self.on_engine(cached, f))
+    }
+
+    fn on_engine<T>(
+        &self,
+        cached: &mut Option<Engine<FileStore>>,
+        f: impl FnOnce(&mut Engine<FileStore>, &str, i64) -> mnemo::Result<T>,
+    ) -> Result<T, String> {
         let started = Instant::now();
-        let store = loop {
-            match FileStore::open(&self.store) {
-                Ok(s) => break s,
-                Err(mnemo::Error::Locked { .. }) if started.elapsed() < BUSY_WAIT => {
-                    std::thread::sleep(Duration::from_millis(50))
+        let busy = |e: &mnemo::Error| {
+            matches!(e, mnemo::Error::Locked { .. }) && started.elapsed() < BUSY_WAIT
+        };
+        if let Some(engine) = cached.as_mut() {
+            let current = loop {
+                match engine.store_mut().reacquire() {
+                    Ok(current) => break current,
+                    Err(e) if busy(&e) => std::thread::sleep(Duration::from_millis(50)),
+                    Err(e) => return Err(failure(e)),
                 }
-                Err(e) => return Err(failure(e)),
+            };
+            if !current {
+                *cached = None; // drops the stale engine and its lock
+            }
+        }
+        let engine = match cached.take() {
+            Some(engine) => cached.insert(engine),
+            None => {
+                std::fs::create_dir_all(&self.store)
+                    .map_err(|e| format!("{}: {e}", self.store.display()))?;
+                let store = loop {
+                    match FileStore::open(&self.store) {
+                        Ok(s) => break s,
+                        Err(e) if busy(&e) => std::thread::sleep(Duration::from_millis(50)),
+                        Err(e) => return Err(failure(e)),
+                    }
+                };
+                let mut engine = Engine::new(store, Config::default());
+                if let Some(m) = &self.model {
+                    engine = engine.with_embedder(Box::new(m.clone()));
+                }
+                cached.insert(engine)
             }
         };
-        let mut engine = Engine::new(store, Config::default());
-        if let Some(m) = &self.model {
-            engine = engine.with_embedder(Box::new(m.clone()));
+        let result = f(engine, &self.ns, crate::args::now_or(self.at)).map_err(failure);
+        if engine.store_mut().release().is_err() {
+            *cached = None; // cannot tell later whether the log changed: close the store
         }
-        f(&mut engine, &self.ns, crate::args::now_or(self.at)).map_err(failure)
+        result
     }
 }
 

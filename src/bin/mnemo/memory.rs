@@ -16,6 +16,10 @@ use crate::args::{self, Globals};
 
 type Store = Engine<FileStore>;
 
+/// Work units per slice of a nightly run drawn with a progress bar. Each slice ends by
+/// persisting the run's cursor, so a slice is large enough for that write to be small beside it.
+const NIGHTLY_SLICE: u64 = 5_000;
+
 fn err(e: mnemo::Error) -> String {
     e.to_string()
 }
@@ -373,7 +377,27 @@ impl crate::learn::Calls for Store {
         self.signals_jsonl(ns, jsonl).map_err(err)
     }
     fn nightly(&mut self, ns: &str, now: i64, budget: Option<u64>) -> Result<String, String> {
-        self.nightly_json(ns, now, budget).map_err(err)
+        use std::io::IsTerminal;
+        if budget.is_some() || !std::io::stderr().is_terminal() {
+            return self.nightly_json(ns, now, budget).map_err(err);
+        }
+        // On a terminal: the run in budgeted slices (each one batch, resumable as any budgeted
+        // run is), with a bar of the steps done. What it writes is what one call writes.
+        let steps = mnemo::engine::NIGHTLY_STEPS;
+        let bar = crate::progress::bar(steps.len() as u64 - 1, "nightly");
+        let mut work = 0;
+        loop {
+            let r = Engine::nightly(self, ns, now, Some(NIGHTLY_SLICE)).map_err(err)?;
+            work += r.work;
+            let at = steps.iter().position(|s| s.name() == r.next).unwrap_or(0);
+            bar.set_position(at as u64);
+            bar.set_message(format!("nightly: {} ({work} work units)", r.next));
+            if r.done {
+                bar.finish_and_clear();
+                let report = mnemo::engine::Nightly { work, ..r };
+                return serde_json::to_string(&report).map_err(|e| e.to_string());
+            }
+        }
     }
     fn observe(&mut self, ns: &str, now: i64) -> Result<String, String> {
         self.observe_json(ns, now).map_err(err)
