@@ -75,6 +75,18 @@ impl<S: KvStore> Engine<S> {
         })
     }
 
+    /// Moves what lives in this process only — running tasks' working memories and the
+    /// transcripts contexts referred to — into `to`, an engine opened again on the same store
+    /// (a host that reloads the store after another process wrote to it keeps its tasks).
+    pub fn hand_over<T: KvStore>(&mut self, to: &mut Engine<T>) {
+        to.tasks.extend(self.tasks.drain());
+        to.references.append(&mut self.references);
+        to.next_reference = to.next_reference.max(self.next_reference);
+        while to.references.len() > REFERENCES {
+            to.references.pop_first();
+        }
+    }
+
     /// Keeps `text` for [`Engine::expand`]; returns its number.
     pub(crate) fn keep_reference(&mut self, ns: &str, text: String) -> u64 {
         self.next_reference += 1;

@@ -179,7 +179,8 @@ impl FileStore {
         let lock = take_lock(&self.dir)?;
         let now = stamp(&self.log_path())?;
         self.lock = Some(lock);
-        let same = self.released.take() == Some(now);
+        // A store found stale once stays stale, however often it is released again.
+        let same = self.released.take() == Some(now) && self.poisoned.is_none();
         if !same {
             self.poisoned = Some("the log changed while the store was released".into());
         }
@@ -460,6 +461,8 @@ mod tests {
         drop(other);
         assert!(!s.reacquire().unwrap(), "the other process wrote");
         assert_eq!(s.write(&put("d", "4")).unwrap_err().code(), "IO", "stale: reopen first");
+        s.release().unwrap();
+        assert!(!s.reacquire().unwrap(), "still stale after another release");
         drop(s);
         // A compaction by another process renames a new log over the old one.
         let mut s = FileStore::open(&d).unwrap();

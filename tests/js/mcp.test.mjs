@@ -22,7 +22,7 @@ function mnemoBin() {
 }
 
 const AT = "2024-03-09T10:00:00Z";
-const SAFE = ["context", "expand", "fact_get", "fact_set", "facts", "recall", "remember", "signal"];
+const SAFE = ["context", "expand", "fact_get", "fact_set", "facts", "recall", "remember", "signal", "task_end", "task_start", "task_step"];
 
 async function connect(store, extra = []) {
   const transport = new StdioClientTransport({
@@ -80,6 +80,12 @@ test("mnemo mcp: every tool through the official SDK client, resources, trust, a
     const facts = await call(client, "facts");
     assert.deepEqual(facts.map((f) => `${f.key}=${f.value}`).sort(), ["language=Italian", "tone=formal"]);
 
+    // A task's working memory, started before another process writes to the store.
+    const started = await call(client, "task_start", { task_id: "reply-17", content: "Answer Marco's question about the valve quote", cap: 400 });
+    assert.equal(started.task, "Answer Marco's question about the valve quote", JSON.stringify(started));
+    await call(client, "task_step", { task_id: "reply-17", kind: "tool-result", text: "Quote Q-2024-117 is valid until 30 April" });
+    await assert.rejects(call(client, "task_step", { task_id: "reply-17", kind: "daydream", text: "x" }), /INVALID_INPUT/);
+
     // A rule added from the command line while the server runs: no lock is held between requests.
     cli(store, "rule", "add", "Never use semicolons in emails to Marco", "--origin", "user");
     const rules = await client.readResource({ uri: "mnemo://rules" });
@@ -91,6 +97,14 @@ test("mnemo mcp: every tool through the official SDK client, resources, trust, a
     assert.ok(ctx.text.includes("Never use semicolons"), ctx.text);
     assert.ok(ctx.text.includes("Q-2024-117"), ctx.text);
     assert.ok(ctx.tokens.total <= ctx.tokens.budget, JSON.stringify(ctx.tokens));
+    // The task survived the store being read again after the command line wrote to it.
+    const withTask = await call(client, "context", { task: "Reply to Marco Bertelli about the valve quote", task_id: "reply-17" });
+    assert.ok(withTask.text.includes("valid until 30 April"), withTask.text);
+    const step = await call(client, "task_step", { task_id: "reply-17", kind: "approval", text: "Maria approved the draft" });
+    assert.equal(step.n, 2, JSON.stringify(step));
+    const ended = await call(client, "task_end", { task_id: "reply-17" });
+    assert.equal(ended.steps.length, 2, JSON.stringify(ended));
+    await assert.rejects(call(client, "task_step", { task_id: "reply-17", kind: "note", text: "late" }), /NOT_FOUND/);
     const tight = await call(client, "context", { task: "Reply to Marco Bertelli about the valve quote", budget: 40 });
     assert.ok(tight.tokens.total <= 40 && tight.withheld.length > 0, JSON.stringify(tight.tokens));
     const full = await client.callTool({ name: "expand", arguments: { id: tight.withheld[0].id } });

@@ -38,7 +38,7 @@ enum Top {
     #[command(flatten)]
     Shared(Command),
     /// Serve this store as a Model Context Protocol server on stdin/stdout (tools remember,
-    /// recall, context, expand, signal, facts, fact_get, fact_set; resources mnemo://rules and
+    /// recall, context, expand, signal, facts, fact_get, fact_set, task_start, task_step, task_end; resources mnemo://rules and
     /// mnemo://observations)
     Mcp(mcp::Mcp),
     /// The mail agent's main job, end to end: replay 90 days of Maria Rossi's mail (episodes,

@@ -3,7 +3,7 @@
 //! on stdout, nothing else (diagnostics go to stderr).
 //!
 //! - **Tools**: `remember`, `recall`, `context`, `expand`, `signal`, `facts`, `fact_get`,
-//!   `fact_set`; with `--allow-destructive` also `feedback` (a wrong observation never comes
+//!   `fact_set`, `task_start`, `task_step`, `task_end`; with `--allow-destructive` also `feedback` (a wrong observation never comes
 //!   back) and `forget` (erasure). A prompt-injected agent must not be able to erase a user or
 //!   teach the engine, so those two are not even listed without the flag.
 //! - **Resources**: `mnemo://rules` (the active rules) and `mnemo://observations` (the open
@@ -17,8 +17,10 @@
 //!   directory while the server runs (a request that finds the store busy waits up to 5 s).
 //!   The engine stays loaded between requests and is opened again (its log replayed) only when
 //!   another process wrote meanwhile ([`FileStore::reacquire`]). The model is loaded once, when
-//!   the server starts. Working memory (`task_*`) lives in one process and is
-//!   therefore not offered here.
+//!   the server starts.
+//! - **Working memory** (`task_start`, `task_step`, `task_end`, and `context`'s `task_id`)
+//!   lives in this process: it is carried over when the store is read again, and gone when the
+//!   server stops.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -149,39 +151,25 @@ impl Memory {
         f: impl FnOnce(&mut Engine<FileStore>, &str, i64) -> mnemo::Result<T>,
     ) -> Result<T, String> {
         let started = Instant::now();
-        let busy = |e: &mnemo::Error| {
-            matches!(e, mnemo::Error::Locked { .. }) && started.elapsed() < BUSY_WAIT
-        };
         if let Some(engine) = cached.as_mut() {
             let current = loop {
                 match engine.store_mut().reacquire() {
                     Ok(current) => break current,
-                    Err(e) if busy(&e) => std::thread::sleep(Duration::from_millis(50)),
+                    Err(e) if busy(&started, &e) => std::thread::sleep(Duration::from_millis(50)),
                     Err(e) => return Err(failure(e)),
                 }
             };
             if !current {
-                *cached = None; // drops the stale engine and its lock
+                // Another process wrote: the store is read again, the tasks carried over.
+                let _ = engine.store_mut().release(); // its lock, for the fresh store
+                let mut fresh = self.open_engine(&started)?;
+                engine.hand_over(&mut fresh);
+                *cached = Some(fresh);
             }
         }
         let engine = match cached.take() {
             Some(engine) => cached.insert(engine),
-            None => {
-                std::fs::create_dir_all(&self.store)
-                    .map_err(|e| format!("{}: {e}", self.store.display()))?;
-                let store = loop {
-                    match FileStore::open(&self.store) {
-                        Ok(s) => break s,
-                        Err(e) if busy(&e) => std::thread::sleep(Duration::from_millis(50)),
-                        Err(e) => return Err(failure(e)),
-                    }
-                };
-                let mut engine = Engine::new(store, Config::default());
-                if let Some(m) = &self.model {
-                    engine = engine.with_embedder(Box::new(m.clone()));
-                }
-                cached.insert(engine)
-            }
+            None => cached.insert(self.open_engine(&started)?),
         };
         let result = f(engine, &self.ns, crate::args::now_or(self.at)).map_err(failure);
         if engine.store_mut().release().is_err() {
@@ -189,6 +177,30 @@ impl Memory {
         }
         result
     }
+
+    /// Opens the store (waiting up to [`BUSY_WAIT`] from `started` while another process holds
+    /// it) and an engine on it with the shared model.
+    fn open_engine(&self, started: &Instant) -> Result<Engine<FileStore>, String> {
+        std::fs::create_dir_all(&self.store)
+            .map_err(|e| format!("{}: {e}", self.store.display()))?;
+        let store = loop {
+            match FileStore::open(&self.store) {
+                Ok(s) => break s,
+                Err(e) if busy(started, &e) => std::thread::sleep(Duration::from_millis(50)),
+                Err(e) => return Err(failure(e)),
+            }
+        };
+        let mut engine = Engine::new(store, Config::default());
+        if let Some(m) = &self.model {
+            engine = engine.with_embedder(Box::new(m.clone()));
+        }
+        Ok(engine)
+    }
+}
+
+/// True while a request that found the store held by another process should wait for it.
+fn busy(started: &Instant, e: &mnemo::Error) -> bool {
+    matches!(e, mnemo::Error::Locked { .. }) && started.elapsed() < BUSY_WAIT
 }
 
 /// A tool error the agent can act on: the engine's code and its message.
@@ -263,12 +275,42 @@ struct ContextArgs {
     /// chosen from the task when absent.
     #[serde(default)]
     level: Option<u8>,
+    /// A running task (task_start) whose working memory goes in the working section.
+    #[serde(default)]
+    task_id: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct TaskStartArgs {
+    /// The task's id, chosen by the caller (unique among running tasks).
+    task_id: String,
+    /// What the task is: the request, the email to answer.
+    content: String,
+    /// The working memory's cap in tokens (default 4,000).
+    #[serde(default)]
+    cap: Option<u32>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct TaskStepArgs {
+    /// The running task's id.
+    task_id: String,
+    /// reasoning, tool-result, approval or note.
+    kind: String,
+    /// The step.
+    text: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct TaskEndArgs {
+    /// The running task's id.
+    task_id: String,
 }
 
 #[derive(Deserialize, JsonSchema)]
 struct ExpandArgs {
     /// An id from a context's withheld list: episode:42, rule:3, fact:KEY, observation:7,
-    /// transcript:N.
+    /// transcript:N, working:TASK.
     id: String,
 }
 
@@ -370,11 +412,37 @@ impl Memory {
         if let Some(l) = a.level {
             req["level"] = json!(l);
         }
+        if let Some(t) = a.task_id {
+            req["taskId"] = json!(t);
+        }
         self.with_engine(|e, ns, now| e.context_json(ns, &req.to_string(), now))
     }
 
+    #[tool(description = "Start a task's working memory: the task's content, then its steps \
+        (task_step), capped in tokens; when the cap is crossed the oldest steps are summarised, \
+        never cut. Pass the task_id to context to include it. It lives in this server's \
+        process only and is discarded by task_end. Returns the working memory.")]
+    fn task_start(&self, Parameters(a): Parameters<TaskStartArgs>) -> Result<String, String> {
+        let cap = a.cap.map(|c| c as usize);
+        self.with_engine(|e, ns, _| e.task_start_json(ns, &a.task_id, &a.content, cap))
+    }
+
+    #[tool(description = "Add a step to a running task's working memory: kind reasoning, \
+        tool-result, approval or note. Returns {n, folded, tokens} (folded: steps summarised \
+        to stay within the cap).")]
+    fn task_step(&self, Parameters(a): Parameters<TaskStepArgs>) -> Result<String, String> {
+        self.with_engine(|e, ns, _| e.task_step_json(ns, &a.task_id, &a.kind, &a.text))
+    }
+
+    #[tool(description = "End a task: its working memory is discarded and returned one last \
+        time. Remember what is worth keeping as an episode, and send signals for what the user \
+        changed.")]
+    fn task_end(&self, Parameters(a): Parameters<TaskEndArgs>) -> Result<String, String> {
+        self.with_engine(|e, ns, _| e.task_end_json(ns, &a.task_id))
+    }
+
     #[tool(description = "The full text behind an id that a context listed as withheld \
-        (episode:42, rule:3, fact:KEY, observation:7, transcript:N).")]
+        (episode:42, rule:3, fact:KEY, observation:7, transcript:N, working:TASK).")]
     fn expand(&self, Parameters(a): Parameters<ExpandArgs>) -> Result<String, String> {
         self.with_engine(|e, ns, _| e.expand(ns, &a.id))
     }
