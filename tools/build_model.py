@@ -72,17 +72,27 @@ def build(source, out, variant):
     import onnx_graph
     import tokenizer_json
 
+    # A bar on a terminal only (disable=None: off when stderr is not a TTY).
+    bar = progress(total=2 + len(MODEL_FILES), unit="step")
+    bar.set_description("build-model: reading the weights")
     data = load_source(source)
     with tempfile.NamedTemporaryFile(suffix=".bin") as f:
         f.write(data)
         f.flush()
         cfg, tok, norm, tensors = e5bin.read(f.name)
+    bar.update()
     pieces = tok["pieces"]
     rows = tokenizer_json.latin_ids(pieces) if variant == "latin" else list(range(len(pieces)))
-    print(f"build-model: {variant}: {len(rows)} pieces of {len(pieces)}", file=sys.stderr)
+    bar.write(f"build-model: {variant}: {len(rows)} pieces of {len(pieces)}", file=sys.stderr)
+    bar.set_description("build-model: tokenizer.json")
     tj = json.dumps(tokenizer_json.build(tok, norm, rows, cfg["max_pos"]), ensure_ascii=False).encode()
-    models = {name: onnx_graph.build(cfg, tensors, rows, fmt).SerializeToString()
-              for name, fmt in MODEL_FILES.items()}
+    bar.update()
+    models = {}
+    for name, fmt in MODEL_FILES.items():
+        bar.set_description(f"build-model: {name}")
+        models[name] = onnx_graph.build(cfg, tensors, rows, fmt).SerializeToString()
+        bar.update()
+    bar.close()
     os.makedirs(out, exist_ok=True)
     write_atomic(os.path.join(out, "tokenizer.json"), tj)
     for name, model in models.items():
@@ -94,6 +104,12 @@ def build(source, out, variant):
     write_atomic(os.path.join(out, "BUILD-INFO.json"), json.dumps(info, indent=2).encode())
     sizes = ", ".join(f"{n} ({len(m) >> 20} MiB)" for n, m in models.items())
     print(f"build-model: wrote {out}: {sizes}, tokenizer.json", file=sys.stderr)
+
+
+def progress(**kw):
+    """A tqdm bar on stderr, drawn only when stderr is a terminal."""
+    from tqdm import tqdm
+    return tqdm(file=sys.stderr, disable=None, leave=False, **kw)
 
 
 def check(out, reference, compare_ids=True):
@@ -108,9 +124,11 @@ def check(out, reference, compare_ids=True):
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     worst = 1.0
+    bar = progress(total=len(MODEL_FILES) * len(cases), unit="case", desc="build-model: check")
     for name in MODEL_FILES:
         sess = ort.InferenceSession(os.path.join(out, name), so, providers=["CPUExecutionProvider"])
         for case in cases:
+            bar.update()
             ids = tok.encode(case["text"]).ids
             if compare_ids and ids != case["ids"]:
                 sys.exit(f"check failed: ids of {case['text']!r}: {ids} != {case['ids']}")
@@ -121,6 +139,7 @@ def check(out, reference, compare_ids=True):
             worst = min(worst, cos)
             if cos < 0.9999:
                 sys.exit(f"check failed: {name}: cosine {cos:.6f} < 0.9999 for {case['text']!r}")
+    bar.close()
     what = "same ids, " if compare_ids else ""
     print(f"build-model: check passed ({', '.join(MODEL_FILES)}): {what}worst cosine {worst:.6f}",
           file=sys.stderr)
