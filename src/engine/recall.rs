@@ -217,8 +217,13 @@ impl<S: KvStore> Engine<S> {
         // A query that names its time ("in March", "last week") is answered inside that window:
         // there, how old a memory is says nothing about whether it is the one asked for.
         let mut scoring = scoring;
-        if time.is_some() && !window_dropped && scoring.formula == super::score::Formula::Balanced {
-            scoring.recency_floor = 1.0;
+        if scoring.formula == super::score::Formula::Balanced {
+            if time.is_some() && !window_dropped {
+                scoring.recency_floor = 1.0;
+            } else if super::score::asks_about_the_past(&text) {
+                // "When did…", "what was…": about what happened, not about what holds now.
+                scoring.recency_floor = scoring.recency_floor.max(scoring.past_recency_floor);
+            }
         }
         for id in cold.keys() {
             cands.entry(*id).or_default().sources.push("cold");
@@ -509,7 +514,10 @@ impl<S: KvStore> Engine<S> {
 /// Query-time supersession: among the best candidates (sorted best first), one that a newer,
 /// at least as important and similarly relevant candidate repeats (episode cosine ≥
 /// `shadow_cosine`) and that holds at least the same query terms (by IDF mass) is likely stale
-/// (Node 18 after the move to Node 22) and is penalised. Only
+/// (Node 18 after the move to Node 22) and is penalised. The newer one must come from a later
+/// conversation (more than `context_gap_ms` after it): a reply that echoes the turn before it
+/// ("Let's make our collaboration awesome" — "I'm pumped to collaborate") restates nothing
+/// that changed. Only
 /// the top [`SHADOW_POOL`] are compared, so the pairwise cost stays bounded (and independent
 /// of `k`, so asking for fewer hits never changes the scores of those returned).
 fn shadow(
@@ -529,7 +537,7 @@ fn shadow(
         let newer = (0..m).find(|&j| {
             let (b, bx) = &hits[j];
             j != i
-                && b.created_at > a.created_at
+                && b.created_at > a.created_at.saturating_add(scoring.context_gap_ms)
                 && matched[j] >= matched[i]
                 && b.importance >= a.importance
                 && bx.relevance >= 0.8 * ax.relevance

@@ -23,15 +23,18 @@
 //! 5. floors the decay: `recency = floor + (1 − floor)·exp(−λ·days)` with floor 0.75, so recency
 //!    reorders candidates of similar relevance (Node 22 over Node 18) but cannot bury an
 //!    exactly relevant old memory (the March invoice) under a weaker fresh one; a query that
-//!    names its time ("in March", "last week") is answered inside that window with no decay;
-//! 6. shadows what a newer memory restates: among the best candidates, one that a newer, at
-//!    least as important and similarly relevant candidate repeats (episode cosine ≥ 0.95) is
-//!    likely stale and its score is multiplied by 0.3.
+//!    names its time ("in March", "last week") is answered inside that window with no decay,
+//!    and a question about a past event ("When did…", "… ago": [`asks_about_the_past`]) with
+//!    floor 0.9;
+//! 6. shadows what a newer memory restates: among the best candidates, one that a newer
+//!    (from a later conversation), at least as important and similarly relevant candidate
+//!    repeats (episode cosine ≥ 0.95) is likely stale and its score is multiplied by 0.3.
 //!
 //! `final = relevance × recency × importance`, where importance is the tier's weight times the
 //! episode's write-time importance. Query terms that are function words in English, Italian,
 //! Spanish, French, German or Portuguese ("the", "did", "di", "les") are not scored by BM25
-//! (`index::stopwords`). On LoCoMo (`tools/bench-retrieval`), each step was measured against
+//! (`index::stopwords`), and BM25 indexes each word's Snowball stem beside the word
+//! (`index::stem`: "researching" meets "research"). On LoCoMo (`tools/bench-retrieval`), each step was measured against
 //! BM25 alone and the cosine alone; figures in BENCHMARKS.md.
 
 /// How a hit's final score is computed.
@@ -116,6 +119,29 @@ pub struct Scoring {
     /// Drop function words ("the", "did", "della": `index::stopwords`) from the query before
     /// BM25 scores it.
     pub skip_function_words: bool,
+    /// How much write-time importance may move a score under [`Formula::Balanced`]: the factor
+    /// is `1 − weight + weight × importance`, so with 0.4 a routine success (importance 0.5)
+    /// keeps 0.8 of its score — a prior that orders comparably relevant memories (a lesson
+    /// before routine work), not one that lets an unrelated lesson beat an exact match. 1 is
+    /// the plain product.
+    pub importance_weight: f32,
+    /// The recency floor for a question in the past tense ("When did Caroline go to the
+    /// support group?", [`asks_about_the_past`]) under [`Formula::Balanced`]: it asks what
+    /// happened then, not what holds now, so how old a memory is says less (1 turns decay off
+    /// for such questions; `recency_floor` or lower leaves them as any other).
+    pub past_recency_floor: f32,
+}
+
+/// Words that make a question ask about an event in the past: "did" ("When did…", "What
+/// did…"), "ago", "went", "happened", and "did" in Italian and Spanish (fece, hizo). Not "was"
+/// or "were": "Was invoice INV-17 paid?" asks about a state, where the newer memory is the
+/// answer. Languages that mark the past only in the verb's ending are not covered.
+const PAST_MARKERS: &[&str] = &["ago", "did", "fece", "happened", "hizo", "went"];
+
+/// True when `query` asks about an event in the past: one of its words is in `PAST_MARKERS`
+/// ("did", "ago", "went", "happened", …).
+pub fn asks_about_the_past(query: &str) -> bool {
+    crate::index::terms::terms(query).iter().any(|w| PAST_MARKERS.contains(&w.as_str()))
 }
 
 /// Default [`Scoring::full_coverage`].
@@ -144,6 +170,8 @@ impl Default for Scoring {
             skip_function_words: true,
             full_coverage: FULL_COVERAGE,
             coverage_power: 1.0,
+            importance_weight: 1.0,
+            past_recency_floor: 0.9,
         }
     }
 }
@@ -159,6 +187,7 @@ impl Scoring {
             context_weight: 0.0,
             skip_function_words: false,
             full_coverage: 0.0,
+            past_recency_floor: 0.0,
             ..Self::default()
         }
     }
@@ -189,7 +218,8 @@ pub struct Explanation {
     pub age_days: f32,
     /// The decay factor after any floor.
     pub recency: f32,
-    /// Tier weight × write-time importance.
+    /// Tier weight × write-time importance (under the balanced formula, as the prior
+    /// `1 − importance_weight × (1 − that)`).
     pub importance: f32,
     /// The final score.
     pub final_score: f32,
@@ -262,11 +292,14 @@ impl Scoring {
             "full_coverage" => self.full_coverage = v as f32,
             "coverage_power" => self.coverage_power = v as f32,
             "skip_function_words" => self.skip_function_words = v != 0.0,
+            "importance_weight" => self.importance_weight = v as f32,
+            "past_recency_floor" => self.past_recency_floor = v as f32,
             other => {
                 return Err(crate::Error::InvalidInput(format!(
                     "no scoring parameter {other:?}: use lexical_weight, recency_floor, \
                      cosine_floor, sharpness, shadow_cosine, shadow_penalty, context_weight, \
-                     context_gap_ms, full_coverage or skip_function_words"
+                     context_gap_ms, full_coverage, coverage_power, importance_weight, \
+                     past_recency_floor or skip_function_words"
                 )))
             }
         }
@@ -327,7 +360,11 @@ impl Scoring {
                 let (sim, lex) = calibrated[i];
                 let relevance = if hi > 0.0 { total[i] / hi } else { 0.0 };
                 let decay = self.decay_factor(s.age_days, s.tier);
-                let importance = self.tier_importance[usize::from(s.tier.min(2))] * s.importance;
+                let mut importance =
+                    self.tier_importance[usize::from(s.tier.min(2))] * s.importance;
+                if self.formula == Formula::Balanced {
+                    importance = 1.0 - self.importance_weight * (1.0 - importance);
+                }
                 let (recency, final_score) = match self.formula {
                     Formula::Balanced => {
                         let r = self.floored_recency(s.age_days, s.tier);

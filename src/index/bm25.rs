@@ -3,7 +3,7 @@
 //! `score(d, q) = Σ_t idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·|d|/avgdl))`,
 //! `idf(t) = ln(1 + (N − n_t + 0.5)/(n_t + 0.5))` (the Lucene form, never negative).
 
-use super::terms::terms;
+use super::terms::index_terms as terms;
 use super::FastMap as HashMap;
 
 /// A query's distinct terms, sorted, without function words (`stopwords`) unless the query

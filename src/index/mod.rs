@@ -3,6 +3,7 @@
 pub mod bm25;
 mod graph_check;
 pub mod persist;
+pub mod stem;
 pub mod stopwords;
 pub mod terms;
 pub mod vectors;

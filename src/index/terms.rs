@@ -38,6 +38,15 @@ pub fn terms(text: &str) -> Vec<String> {
     out
 }
 
+/// [`terms`] and, after them, the Snowball stems of its words in the text's language
+/// (`index::stem`): what BM25 indexes and queries with.
+pub fn index_terms(text: &str) -> Vec<String> {
+    let mut out = terms(text);
+    let stems = super::stem::stems(&out);
+    out.extend(stems);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

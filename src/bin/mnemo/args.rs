@@ -149,7 +149,8 @@ pub struct Bench {
     #[arg(long, default_value = "balanced", value_delimiter = ',')]
     pub formula: Vec<String>,
     /// Override scoring parameters, comma-separated NAME=VALUE: lexical_weight, recency_floor,
-    /// cosine_floor, sharpness, shadow_cosine, shadow_penalty, context_weight, context_gap_ms
+    /// cosine_floor, sharpness, shadow_cosine, shadow_penalty, context_weight, context_gap_ms,
+    /// importance_weight
     #[arg(long, value_name = "NAME=VALUE", value_delimiter = ',')]
     pub set: Vec<String>,
     /// Keep the embeddings of items and queries in this directory and reuse them when the
