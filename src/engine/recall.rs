@@ -195,11 +195,14 @@ impl<S: KvStore> Engine<S> {
         let bound = Window { from: i64::MIN, to: now.saturating_add(1) };
         filter.window = intersect(window, Some(bound));
         let gap = context_gap(&scoring);
-        let qterms = if scoring.skip_function_words {
+        let mut qterms = if scoring.skip_function_words {
             crate::index::bm25::query_terms(&text)
         } else {
             crate::index::bm25::all_query_terms(&text)
         };
+        if !scoring.stems {
+            qterms.retain(|t| !crate::index::bm25::is_stem(t));
+        }
         let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
         let cold = if query.include_cold {
             super::cold::cold_candidates(space, &self.store, &ns, &qterms, &qv, &filter, query.k)?

@@ -130,6 +130,9 @@ pub struct Scoring {
     /// happened then, not what holds now, so how old a memory is says less (1 turns decay off
     /// for such questions; `recency_floor` or lower leaves them as any other).
     pub past_recency_floor: f32,
+    /// Match query words by their stems too ("~research", `index::stem`); off, BM25 scores as
+    /// it did before stems were indexed (document lengths count words only).
+    pub stems: bool,
 }
 
 /// Words that make a question ask about an event in the past: "did" ("When did…", "What
@@ -172,14 +175,16 @@ impl Default for Scoring {
             coverage_power: 1.0,
             importance_weight: 1.0,
             past_recency_floor: 0.9,
+            stems: true,
         }
     }
 }
 
 impl Scoring {
     /// The scoring of mnemo before query function words were dropped and conversation context
-    /// added (releases up to the privacy work): BM25 over every query word, no context, shadowing
-    /// at cosine 0.92 with penalty 0.5. Stores written then answer with it exactly as they did.
+    /// added (releases up to the privacy work): BM25 over every query word, no stems, no
+    /// context, shadowing at cosine 0.92 with penalty 0.5. Stores written then answer with it
+    /// exactly as they did.
     pub fn legacy() -> Self {
         Self {
             shadow_cosine: 0.92,
@@ -188,6 +193,7 @@ impl Scoring {
             skip_function_words: false,
             full_coverage: 0.0,
             past_recency_floor: 0.0,
+            stems: false,
             ..Self::default()
         }
     }
@@ -294,12 +300,13 @@ impl Scoring {
             "skip_function_words" => self.skip_function_words = v != 0.0,
             "importance_weight" => self.importance_weight = v as f32,
             "past_recency_floor" => self.past_recency_floor = v as f32,
+            "stems" => self.stems = v != 0.0,
             other => {
                 return Err(crate::Error::InvalidInput(format!(
                     "no scoring parameter {other:?}: use lexical_weight, recency_floor, \
                      cosine_floor, sharpness, shadow_cosine, shadow_penalty, context_weight, \
                      context_gap_ms, full_coverage, coverage_power, importance_weight, \
-                     past_recency_floor or skip_function_words"
+                     past_recency_floor, stems or skip_function_words"
                 )))
             }
         }
@@ -341,6 +348,7 @@ impl Scoring {
                 (sim, lex)
             })
             .collect();
+
         let fused: Vec<f32> =
             calibrated.iter().map(|(sim, lex)| (1.0 - w) * sim + w * lex).collect();
         // Conversation context: a neighbour's fused score, positive part, adds to a turn's.

@@ -6,6 +6,17 @@
 use super::terms::index_terms as terms;
 use super::FastMap as HashMap;
 
+/// True for a stem term ("~research", `index::stem`) rather than a word.
+pub fn is_stem(term: &str) -> bool {
+    term.starts_with(super::stem::STEM_MARK)
+}
+
+/// A document's length for BM25: its words and whole tokens, not the stem terms added beside
+/// them (a stem is another way to match a word, not more text).
+fn words_len(terms: &[String]) -> usize {
+    terms.iter().filter(|t| !is_stem(t)).count()
+}
+
 /// A query's distinct terms, sorted, without function words (`stopwords`) unless the query
 /// has nothing else.
 pub fn query_terms(query: &str) -> Vec<String> {
@@ -97,8 +108,9 @@ impl Bm25 {
     pub fn insert(&mut self, id: u64, text: &str) {
         self.remove(id);
         let terms = terms(text);
-        self.total_len += terms.len() as u64;
-        self.doc_len.insert(id, terms.len() as u32);
+        let len = words_len(&terms);
+        self.total_len += len as u64;
+        self.doc_len.insert(id, len as u32);
         let mut counts: HashMap<String, u32> = HashMap::default();
         for t in terms {
             *counts.entry(t).or_default() += 1;
@@ -127,7 +139,8 @@ impl Bm25 {
         let holds = counts
             .iter()
             .all(|(t, tf)| self.postings.get(t).and_then(|docs| tf_of(docs, id)) == Some(*tf));
-        if !holds || counts.values().sum::<u32>() != len {
+        let words: u32 = counts.iter().filter(|(t, _)| !is_stem(t)).map(|(_, tf)| *tf).sum();
+        if !holds || words != len {
             return self.remove(id);
         }
         self.doc_len.remove(&id);
@@ -169,9 +182,10 @@ impl Bm25 {
     /// returns the score and, per query term, whether the text holds it.
     pub fn score_unindexed(&self, query_terms: &[String], text: &str) -> (f32, Vec<bool>) {
         let doc = terms(text);
+        let dl = words_len(&doc) as f32;
         let n = self.doc_len.len().max(1) as f32;
         let avgdl = if self.doc_len.is_empty() {
-            doc.len().max(1) as f32
+            dl.max(1.0)
         } else {
             self.total_len as f32 / self.doc_len.len() as f32
         };
@@ -182,7 +196,7 @@ impl Bm25 {
             found.push(tf > 0);
             if tf > 0 {
                 let df = self.postings.get(t).map_or(0, Vec::len);
-                score += self.term_score(tf, df, doc.len() as f32, n, avgdl.max(1.0)).1;
+                score += self.term_score(tf, df, dl, n, avgdl.max(1.0)).1;
             }
         }
         (score, found)
@@ -296,6 +310,24 @@ impl Bm25 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stems_match_other_forms_and_exact_forms_score_higher() {
+        let mut b = Bm25::default();
+        b.insert(1, "the deploy of the web app failed");
+        b.insert(2, "we deployed the web app fine");
+        b.insert(3, "lunch with the team at noon");
+        let q = query_terms("did the deploy work?");
+        assert!(q.contains(&"~deploy".to_string()), "{q:?}");
+        let (exact, inflected) = (b.score_terms(&q, 1), b.score_terms(&q, 2));
+        assert!(inflected > 0.0, "the stem finds \"deployed\"");
+        assert!(exact > inflected, "the exact form scores on two terms: {exact} vs {inflected}");
+        // A document's length counts its words, not the stems beside them.
+        assert_eq!(b.doc_len[&1], 7);
+        b.remove_text(2, "we deployed the web app fine");
+        assert_eq!(b.score_terms(&q, 2), 0.0);
+        assert!(!b.postings.contains_key("deployed"), "removed by its own text");
+    }
 
     #[test]
     fn removing_by_text_equals_removing_by_scan() {

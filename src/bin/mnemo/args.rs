@@ -150,7 +150,7 @@ pub struct Bench {
     pub formula: Vec<String>,
     /// Override scoring parameters, comma-separated NAME=VALUE: lexical_weight, recency_floor,
     /// cosine_floor, sharpness, shadow_cosine, shadow_penalty, context_weight, context_gap_ms,
-    /// importance_weight
+    /// importance_weight, past_recency_floor, stems (0 or 1)
     #[arg(long, value_name = "NAME=VALUE", value_delimiter = ',')]
     pub set: Vec<String>,
     /// Keep the embeddings of items and queries in this directory and reuse them when the
