@@ -188,7 +188,6 @@ fn episode_line(e: &Episode) -> String {
     t
 }
 
-/// The ids line of a rendered context: as many withheld ids as fit in `room` tokens.
 /// The raw episodes among `items` whose line a summary among them already holds (a lesson
 /// stays recallable after compaction, and the summary of its week lists it too), each with
 /// that summary's item id.
@@ -199,10 +198,21 @@ fn told_by_summaries(
     let mut told = Vec::new();
     for i in items {
         let Some(raw) = offered.get(&i.id).filter(|e| e.tier == 0) else { continue };
-        let line: String = raw.text.trim().chars().take(120).collect();
+        // Its whole text when a summary line holds it whole, else the start of it; and its
+        // verdict (a summary's note or goal line carries no verdict).
+        let text = raw.text.trim();
+        let line: String = if text.chars().count() <= crate::compact::summary::LINE_CHARS {
+            text.to_string()
+        } else {
+            text.chars().take(120).collect()
+        };
+        let verdict = raw.verdict.trim();
         let summary = items.iter().find(|s| {
             offered.get(&s.id).is_some_and(|e| {
-                e.tier > 0 && e.evidence.contains(&raw.id) && e.text.contains(line.as_str())
+                e.tier > 0
+                    && e.evidence.contains(&raw.id)
+                    && e.text.contains(line.as_str())
+                    && e.text.contains(verdict)
             })
         });
         if let Some(s) = summary {
@@ -212,6 +222,7 @@ fn told_by_summaries(
     told
 }
 
+/// The ids line of a rendered context: as many withheld ids as fit in `room` tokens.
 fn withheld_line(withheld: &[Withheld], room: usize, counter: &dyn TokenCounter) -> String {
     if withheld.is_empty() {
         return String::new();

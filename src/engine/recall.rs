@@ -540,7 +540,7 @@ fn shadow(
         let newer = (0..m).find(|&j| {
             let (b, bx) = &hits[j];
             j != i
-                && b.created_at > a.created_at.saturating_add(scoring.context_gap_ms)
+                && b.created_at > a.created_at.saturating_add(scoring.context_gap_ms.max(0))
                 && matched[j] >= matched[i]
                 && b.importance >= a.importance
                 && bx.relevance >= 0.8 * ax.relevance

@@ -194,6 +194,7 @@ impl Scoring {
             full_coverage: 0.0,
             past_recency_floor: 0.0,
             stems: false,
+            context_gap_ms: 0,
             ..Self::default()
         }
     }
@@ -370,7 +371,7 @@ impl Scoring {
                 let decay = self.decay_factor(s.age_days, s.tier);
                 let mut importance =
                     self.tier_importance[usize::from(s.tier.min(2))] * s.importance;
-                if self.formula == Formula::Balanced {
+                if self.formula == Formula::Balanced && self.importance_weight != 1.0 {
                     importance = 1.0 - self.importance_weight * (1.0 - importance);
                 }
                 let (recency, final_score) = match self.formula {

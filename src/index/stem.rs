@@ -7,9 +7,10 @@
 //! Portuguese; each word that is not a function word then gets its Snowball stem
 //! (`rust-stemmers`) as an extra index term, marked "~research" so it is never taken for a
 //! word. The words themselves stay, so an exact form (an identifier, a name) still matches
-//! exactly, and a query in the memory's own form matches on both terms — "deploy" finds
-//! "Deploy failed" on two terms and "Deployed fine" on one. A text with none of the markers
-//! (an identifier, a list of names) gets no stems.
+//! exactly, and a query in the memory's own form matches on both terms — "did the deploy
+//! work?" finds "the deploy failed" on two terms and "we deployed it" on one. A text with none
+//! of the markers (an identifier, a list of names, a bare keyword query such as "deploy")
+//! gets no stems.
 
 use rust_stemmers::{Algorithm, Stemmer};
 

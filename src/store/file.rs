@@ -57,8 +57,10 @@ pub struct FileStore {
     /// Held while the store is open (`None` once [`FileStore::release`]d): its exclusive lock
     /// keeps other processes out.
     lock: Option<File>,
-    /// The log's stamp when the lock was released.
+    /// The log's stamp when the lock was released (`None` when it could not be read).
     released: Option<Stamp>,
+    /// Another process wrote while the lock was released: what is loaded is not the store's.
+    stale: bool,
     /// Why writes are refused (a failed append that could not be undone).
     poisoned: Option<String>,
     /// Log size at which the next automatic compaction is tried (raised after a failure).
@@ -150,6 +152,7 @@ impl FileStore {
             log_bytes: valid as u64,
             lock: Some(lock),
             released: None,
+            stale: false,
             poisoned: None,
             retry_compaction_at: 0,
             auto_compact: true,
@@ -162,7 +165,8 @@ impl FileStore {
     /// Writes are refused until [`FileStore::reacquire`]. Releasing twice is harmless.
     pub fn release(&mut self) -> Result<()> {
         if self.lock.is_some() {
-            self.released = Some(stamp(&self.log_path())?);
+            // A stamp that cannot be read makes the next `reacquire` report the store stale.
+            self.released = stamp(&self.log_path()).ok();
             self.lock = None;
         }
         Ok(())
@@ -171,17 +175,19 @@ impl FileStore {
     /// Takes the lock back after [`FileStore::release`] ([`Error::Locked`] while another
     /// process holds it). `Ok(true)`: nobody wrote in between, so what is loaded (and an engine
     /// built on it) is current. `Ok(false)`: the log changed; this store now holds the lock but
-    /// stale data, and the caller should drop it and [`FileStore::open`] the directory again.
+    /// stale data (writes and compaction are refused), and the caller should drop it and
+    /// [`FileStore::open`] the directory again.
     pub fn reacquire(&mut self) -> Result<bool> {
         if self.lock.is_some() {
-            return Ok(true);
+            return Ok(!self.stale);
         }
         let lock = take_lock(&self.dir)?;
-        let now = stamp(&self.log_path())?;
+        let now = stamp(&self.log_path()).ok();
         self.lock = Some(lock);
         // A store found stale once stays stale, however often it is released again.
-        let same = self.released.take() == Some(now) && self.poisoned.is_none();
+        let same = !self.stale && now.is_some() && self.released.take() == now;
         if !same {
+            self.stale = true;
             self.poisoned = Some("the log changed while the store was released".into());
         }
         Ok(same)
@@ -202,6 +208,13 @@ impl FileStore {
     pub fn compact(&mut self) -> Result<()> {
         if self.lock.is_none() {
             return Err(Error::Locked { path: self.dir.display().to_string() });
+        }
+        if self.stale {
+            // Rewriting the log from a stale map would erase what another process wrote.
+            return Err(Error::Io {
+                path: self.log_path().display().to_string(),
+                detail: "the log changed while the store was released; reopen the store".into(),
+            });
         }
         let mut all = Batch::new();
         for (k, v) in self.map.iter() {
@@ -463,6 +476,8 @@ mod tests {
         assert_eq!(s.write(&put("d", "4")).unwrap_err().code(), "IO", "stale: reopen first");
         s.release().unwrap();
         assert!(!s.reacquire().unwrap(), "still stale after another release");
+        assert!(!s.reacquire().unwrap(), "still stale while held");
+        assert_eq!(s.compact().unwrap_err().code(), "IO", "a stale map never rewrites the log");
         drop(s);
         // A compaction by another process renames a new log over the old one.
         let mut s = FileStore::open(&d).unwrap();

@@ -382,7 +382,8 @@ impl crate::learn::Calls for Store {
             return self.nightly_json(ns, now, budget).map_err(err);
         }
         // On a terminal: the run in budgeted slices (each one batch, resumable as any budgeted
-        // run is), with a bar of the steps done. What it writes is what one call writes.
+        // run is), with a bar of the steps done. What it writes is what one call writes; a run
+        // cut short (Ctrl-C) leaves its cursor, and the next `nightly` continues that run.
         let steps = mnemo::engine::NIGHTLY_STEPS;
         let bar = crate::progress::bar(steps.len() as u64 - 1, "nightly");
         let mut work = 0;
