@@ -157,6 +157,16 @@ fn record_decoders() {
         encode_outcome(Outcome::Failure, 5),
         encode_weights(&[(1, 0.5), (9, 0.25)]),
         crate::record::episode::encode_vector("model@1", &[0.6, 0.8]),
+        crate::record::episode::encode_vectors(
+            "model@1",
+            &crate::embed::TextVectors {
+                whole: vec![0.6, 0.8],
+                passages: vec![
+                    crate::embed::Passage { start: 0, end: 9, vector: vec![1.0, 0.0] },
+                    crate::embed::Passage { start: 5, end: 20, vector: vec![0.0, 1.0] },
+                ],
+            },
+        ),
     ];
     fuzz("records", seeds, |b| {
         let _ = Episode::decode(b);
@@ -168,7 +178,7 @@ fn record_decoders() {
         let _ = Retrieval::decode(b);
         let _ = decode_outcome(b);
         let _ = decode_weights(b);
-        let _ = crate::record::episode::decode_vector(b);
+        let _ = crate::record::episode::decode_vectors(b);
     });
 }
 

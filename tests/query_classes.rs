@@ -7,7 +7,9 @@
 //!
 //! `cargo test --profile ci --test query_classes -- --nocapture` prints the table;
 //! `MNEMO_QUALITY_GRID=1` adds a grid of parameter variants, and
-//! `MNEMO_QUALITY_GRID="recency_floor=1,importance_weight=0.4;sharpness=2"` the variants given.
+//! `MNEMO_QUALITY_GRID="recency_floor=1,importance_weight=0.4;sharpness=2"` the variants given;
+//! `MNEMO_QUALITY_SHOW=paraphrase` prints each query of that class with its top three and their
+//! score parts, per formula.
 
 mod common;
 
@@ -158,10 +160,27 @@ fn the_default_is_never_below_its_best_component_on_any_kind_of_question() {
                     Some(embedder.embed(&[q.text.as_str()], Role::Query).unwrap().remove(0).vector);
                 query.touch = false;
                 query.scoring = Some(scoring.clone());
-                let r = engine.recall("q", &query, now).unwrap();
+                let answer = engine.recall("q", &query, now).unwrap();
                 let ranked: Vec<String> =
-                    r.hits.iter().map(|h| ids[&h.episode.id].clone()).collect();
+                    answer.hits.iter().map(|h| ids[&h.episode.id].clone()).collect();
                 let (r, n) = metrics(&ranked, &q.relevant);
+                // MNEMO_QUALITY_SHOW=CLASS: each query's top three with their scores.
+                if std::env::var("MNEMO_QUALITY_SHOW").is_ok_and(|c| c == class.class) {
+                    println!(
+                        "  [{}] {:?} wants {:?} (nDCG {n:.2})",
+                        format!("{:?}", scoring.formula),
+                        q.text,
+                        q.relevant
+                    );
+                    for h in answer.hits.iter().take(3) {
+                        let x = &h.explanation;
+                        println!(
+                            "    {:<6} final {:.3} rel {:.3} fused {:.3} sim {:.3} lex {:.3} w {:.3} ctx {:.3} rec {:.3}",
+                            ids[&h.episode.id], x.final_score, x.relevance, x.fused, x.sim, x.lex,
+                            x.lexical_weight, x.context, x.recency
+                        );
+                    }
+                }
                 recall += r;
                 ndcg += n;
             }

@@ -50,6 +50,12 @@ export interface EpisodeInput {
   expiresAt?: number | string;
   /** A task memory: its time to live from `createdAt`, ms (instead of `expiresAt`). */
   ttlMs?: number;
+  /**
+   * A long text the host embedded itself as passages (with `options.vector` the whole text's
+   * vector): each window's UTF-8 byte offsets in `text` and its vector (a plain array). Without
+   * it, the engine's own model embeds a long text as passages of 128 words.
+   */
+  passages?: { start: number; end: number; vector: number[] }[];
 }
 
 export interface Episode {
@@ -141,6 +147,12 @@ export interface Explanation {
   untrusted: boolean;
   /** Its text reads as instructions: never inject it as one. */
   instructionLike: boolean;
+  /**
+   * A text longer than the model reads (512 tokens) is embedded as overlapping passages of
+   * ~256 words, and `cosine` is its best passage's: this names that passage (index from 0; start and
+   * end are UTF-8 byte offsets in the episode's text), or is null when the text was read whole.
+   */
+  passage: { index: number; start: number; end: number } | null;
 }
 
 export interface Filter {

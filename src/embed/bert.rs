@@ -279,6 +279,10 @@ impl Embedder for BertEmbedder {
         self.tokenizer.max_tokens()
     }
 
+    fn truncates(&mut self, text: &str, role: Role) -> Option<bool> {
+        self.tokenizer.encode(&self.prefixed(text, role)).ok().map(|t| t.truncated)
+    }
+
     fn embed(&mut self, texts: &[&str], role: Role) -> Result<Vec<Embedding>> {
         if let Some(i) = texts.iter().position(|t| t.trim().is_empty()) {
             return Err(Error::InvalidInput(format!(

@@ -17,6 +17,7 @@
 mod bert;
 #[cfg(feature = "model")]
 mod cache;
+pub mod passages;
 #[cfg(feature = "model")]
 mod plan;
 pub mod polarity;
@@ -27,6 +28,7 @@ mod unigram;
 
 #[cfg(feature = "model")]
 pub use bert::{BertConfig, BertEmbedder};
+pub use passages::{Passage, TextVectors};
 pub use polarity::{Polarity, Stance};
 
 use crate::error::Result;
@@ -69,6 +71,14 @@ pub trait Embedder {
     /// Embeds each text for the given role, in order. Empty or whitespace-only texts are an
     /// [`crate::Error::InvalidInput`].
     fn embed(&mut self, texts: &[&str], role: Role) -> Result<Vec<Embedding>>;
+    /// Whether the model would cut `text` (more than [`Embedder::max_tokens`] tokens), when the
+    /// implementation can tell without running the model; `None` when it cannot, and the text
+    /// is then embedded whole first and split when [`Embedding::truncated`] says it was cut
+    /// ([`passages`]).
+    fn truncates(&mut self, text: &str, role: Role) -> Option<bool> {
+        let _ = (text, role);
+        None
+    }
 }
 
 /// Cosine similarity of two unit vectors (their dot product).

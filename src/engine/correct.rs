@@ -12,8 +12,7 @@
 //! `correction` comes back.
 
 use super::erase::{Plan, MIN_TEXT_NEEDLE};
-use super::{encode_vector, Engine, Erasure, Receipt};
-use crate::embed::Role;
+use super::{encode_vectors, Engine, Erasure, Receipt};
 use crate::error::{Error, Result};
 use crate::store::{KvStore, Namespace, Table};
 
@@ -75,7 +74,7 @@ impl<S: KvStore> Engine<S> {
                 "the corrected text cannot be stored: it {reason}; nothing was changed"
             )));
         }
-        let v = self.vector_for(&new.text, vector, Role::Passage)?;
+        let v = self.vectors_for(&new.text, vector)?;
         let model = self.config.vector_model.clone();
         self.space(&nsc)?.check_model(&model)?;
 
@@ -86,7 +85,7 @@ impl<S: KvStore> Engine<S> {
         });
         let key = id.to_be_bytes();
         plan.batch.put(nsc.key(Table::Episode, &key), new.encode());
-        plan.batch.put(nsc.key(Table::Vector, &key), encode_vector(&model, &v));
+        plan.batch.put(nsc.key(Table::Vector, &key), encode_vectors(&model, &v));
         plan.kept = true;
         for layer in plan.tally.0.iter_mut() {
             if layer.layer == Table::Episode.name() || layer.layer == Table::Vector.name() {

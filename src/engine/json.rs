@@ -4,6 +4,7 @@
 use serde_json::{json, Value};
 
 use super::{Config, Engine, FactInput, FactWrite, Filter, Opened, Query, Remembered};
+use crate::embed::passages::{Passage, TextVectors};
 use crate::error::{Error, Result};
 use crate::record::json::{episode_from_json, time_from_json};
 use crate::record::{RuleStatus, Status};
@@ -94,15 +95,33 @@ pub fn config(options: &str) -> Result<Config> {
 
 impl<S: KvStore> Engine<S> {
     /// [`Engine::remember`] from a JSON episode (`record::json`); returns
-    /// `{stored: true, id, importance, reason}` or `{stored: false, reason}`.
+    /// `{stored: true, id, importance, reason}` or `{stored: false, reason}`. A host that
+    /// embedded a long text as passages itself passes the whole text's vector as `vector` and
+    /// the passages in the episode as `passages: [{start, end, vector}]`
+    /// ([`Engine::remember_passages`]); otherwise the engine's embedder makes them.
     pub fn remember_json(
         &mut self,
         ns: &str,
         episode: &str,
         vector: Option<&[f32]>,
     ) -> Result<String> {
-        let e = episode_from_json(&parse(episode, "episode")?)?;
-        match self.remember(ns, e, vector)? {
+        let v = parse(episode, "episode")?;
+        let e = episode_from_json(&v)?;
+        let stored =
+            match (v.get("passages"), vector) {
+                (None | Some(Value::Null), _) => self.remember(ns, e, vector)?,
+                (Some(p), Some(whole)) => {
+                    let vectors =
+                        TextVectors { whole: whole.to_vec(), passages: passages_from_json(p)? };
+                    self.remember_passages(ns, e, vectors)?
+                }
+                (Some(_), None) => return Err(Error::InvalidInput(
+                    "\"passages\" came without the text's vector: pass the whole text's vector \
+                     too (the normalised mean of the passages' does), or neither"
+                        .into(),
+                )),
+            };
+        match stored {
             Remembered::Stored { id, importance, reason } => {
                 out(json!({"stored": true, "id": id, "importance": importance, "reason": reason}))
             }
@@ -253,4 +272,28 @@ fn scoring(q: &Value, default: &crate::engine::Scoring) -> Result<Option<crate::
         }
     }
     Ok(Some(s))
+}
+
+/// `[{start, end, vector: [f32…]}]`: the passages a host embedded itself (byte offsets of each
+/// window in the episode's text).
+fn passages_from_json(v: &Value) -> Result<Vec<Passage>> {
+    let bad = |why: String| Error::InvalidInput(format!("\"passages\": {why}"));
+    let list = v.as_array().ok_or_else(|| bad("must be a list of {start, end, vector}".into()))?;
+    list.iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let offset = |name: &str| {
+                p.get(name)
+                    .and_then(Value::as_u64)
+                    .and_then(|x| u32::try_from(x).ok())
+                    .ok_or_else(|| bad(format!("passage {i} needs \"{name}\", a byte offset")))
+            };
+            let vector = p
+                .get("vector")
+                .and_then(Value::as_array)
+                .and_then(|xs| xs.iter().map(|x| x.as_f64().map(|f| f as f32)).collect())
+                .ok_or_else(|| bad(format!("passage {i} needs \"vector\", a list of numbers")))?;
+            Ok(Passage { start: offset("start")?, end: offset("end")?, vector })
+        })
+        .collect()
 }

@@ -53,17 +53,18 @@ pub use outcomes::{EntryReport, OutcomeReport, Verdict};
 pub use policy::{Decision, SecretAction, WritePolicy};
 pub use recall::{Filter, Hit, Query, Recall};
 pub use scenario::Replayed;
-pub use score::{Decay, Explanation, Formula, Scoring};
+pub use score::{Decay, Explanation, Formula, MatchedPassage, Scoring};
 pub use snapshot::Opened;
 pub use space::Quarantined;
 pub use stats::{Stats, Statuses, Tiers};
 
 use std::collections::HashMap;
 
+use crate::embed::passages::{self, TextVectors};
 use crate::embed::{checked_unit_vector, Embedder, Role};
 use crate::error::{Error, Result};
 use crate::index::vectors::VectorConfig;
-use crate::record::episode::encode_vector;
+use crate::record::episode::encode_vectors;
 use crate::record::{Episode, Status};
 use crate::store::{Batch, KvStore, Namespace, Table};
 use space::Space;
@@ -326,14 +327,55 @@ impl<S: KvStore> Engine<S> {
         }
     }
 
+    /// The vectors of a text to store: the host's `given` vector, or the attached embedder's,
+    /// as passages when the text is longer than the model reads (`embed::passages`).
+    fn vectors_for(&mut self, text: &str, given: Option<&[f32]>) -> Result<TextVectors> {
+        match (given, self.embedder.as_mut()) {
+            (None, Some(e)) => Ok(passages::embed_texts(e.as_mut(), &[text])?.remove(0)),
+            _ => Ok(TextVectors::single(self.vector_for(text, given, Role::Passage)?)),
+        }
+    }
+
+    /// Embeds texts to store with the attached embedder, each long one as passages
+    /// (`embed::passages`).
+    pub fn embed_passages(&mut self, texts: &[&str]) -> Result<Vec<TextVectors>> {
+        match self.embedder.as_mut() {
+            Some(e) => passages::embed_texts(e.as_mut(), texts),
+            None => Err(Error::InvalidInput("no embedder attached: load a model first".into())),
+        }
+    }
+
     /// Stores `episode` in namespace `ns` (its `id` is assigned here). `vector` is the text's
-    /// embedding when the host supplies it; otherwise the attached embedder makes it. One
-    /// atomic batch holds the episode, its vector and the namespace counter.
+    /// embedding when the host supplies it; otherwise the attached embedder makes it (a text
+    /// longer than the model reads as overlapping passages, each searched: `embed::passages`).
+    /// One atomic batch holds the episode, its vectors and the namespace counter.
     pub fn remember(
         &mut self,
         ns: &str,
-        mut episode: Episode,
+        episode: Episode,
         vector: Option<&[f32]>,
+    ) -> Result<Remembered> {
+        self.remember_with(ns, episode, vector.map(|v| TextVectors::single(v.to_vec())))
+    }
+
+    /// [`Engine::remember`] with vectors the host made itself, passages included
+    /// ([`passages::embed_texts`] makes them with any [`crate::Embedder`]): each must be a
+    /// vector of the namespace's dimension, at most [`passages::MAX_PASSAGES`] passages, each
+    /// window within the text (byte offsets on character boundaries).
+    pub fn remember_passages(
+        &mut self,
+        ns: &str,
+        episode: Episode,
+        vectors: TextVectors,
+    ) -> Result<Remembered> {
+        self.remember_with(ns, episode, Some(vectors))
+    }
+
+    fn remember_with(
+        &mut self,
+        ns: &str,
+        mut episode: Episode,
+        given: Option<TextVectors>,
     ) -> Result<Remembered> {
         let ns = Namespace::new(ns)?;
         if episode.text.trim().is_empty() {
@@ -346,7 +388,10 @@ impl<S: KvStore> Engine<S> {
             Decision::Discard { reason } => return Ok(Remembered::Discarded { reason }),
             Decision::Keep { importance, reason } => (importance, reason),
         };
-        let v = self.vector_for(&episode.text, vector, Role::Passage)?;
+        let v = match given {
+            Some(v) => checked_text_vectors(v, &episode.text, self.config.dim)?,
+            None => self.vectors_for(&episode.text, None)?,
+        };
         let model = self.config.vector_model.clone();
         let space = self.space(&ns)?;
         space.check_model(&model)?;
@@ -356,7 +401,7 @@ impl<S: KvStore> Engine<S> {
         let id_key = episode.id.to_be_bytes();
         let mut batch = Batch::new();
         batch.put(ns.key(Table::Episode, &id_key), episode.encode());
-        batch.put(ns.key(Table::Vector, &id_key), encode_vector(&model, &v));
+        batch.put(ns.key(Table::Vector, &id_key), encode_vectors(&model, &v));
         batch.put(ns.key(Table::Meta, b"space"), space::encode_meta(space.next_id + 1, &model));
         self.store.write(&batch)?;
         let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
@@ -372,7 +417,7 @@ impl<S: KvStore> Engine<S> {
                 *n >= self.config.consolidation.recurrence
             });
         let at = episode.created_at;
-        space.index(episode, &v);
+        space.index_vectors(episode, &v);
         if let Some(key) = topic {
             // Recurrence trigger: this situation keeps producing lessons; consolidate it now.
             self.cluster_key(&ns, at, Some(&key))?;
@@ -416,12 +461,12 @@ impl<S: KvStore> Engine<S> {
     fn apply_status(&mut self, ns: &Namespace, e: Episode) -> Result<()> {
         let id = e.id;
         let space = self.spaces.get_mut(ns.as_str()).expect("loaded by stage_status");
-        let vector = if e.is_live() { space.vector(&self.store, ns, id)? } else { None };
+        let vector = if e.is_live() { space.vectors_of(&self.store, ns, id)? } else { None };
         space.mark_dirty(id);
         match vector {
             Some(v) => {
                 space.unindex(id);
-                space.index(e, &v);
+                space.index_vectors(e, &v);
             }
             None => space.keep_unindexed(e),
         }
@@ -518,4 +563,33 @@ impl<S: KvStore> Engine<S> {
     pub fn memory(&self) -> usize {
         self.spaces.values().map(Space::memory).sum()
     }
+}
+
+/// Host-made vectors checked as [`checked_unit_vector`] checks one: every vector of `dim`
+/// dimensions (returned normalised), at most [`passages::MAX_PASSAGES`] passages, each window a
+/// non-empty range of `text` on character boundaries.
+fn checked_text_vectors(v: TextVectors, text: &str, dim: usize) -> Result<TextVectors> {
+    if v.passages.len() > passages::MAX_PASSAGES {
+        return Err(Error::InvalidInput(format!(
+            "{} passages given; at most {} are kept: embed longer texts in wider windows",
+            v.passages.len(),
+            passages::MAX_PASSAGES
+        )));
+    }
+    let whole = checked_unit_vector(&v.whole, dim)?;
+    let mut out = Vec::with_capacity(v.passages.len());
+    for (i, p) in v.passages.into_iter().enumerate() {
+        let (a, b) = (p.start as usize, p.end as usize);
+        if a >= b || text.get(a..b).is_none() {
+            return Err(Error::InvalidInput(format!(
+                "passage {i} spans bytes {a}..{b}, which is not a range of the {}-byte text on \
+                 character boundaries",
+                text.len()
+            )));
+        }
+        let vector = checked_unit_vector(&p.vector, dim)
+            .map_err(|e| Error::InvalidInput(format!("passage {i}: {e}")))?;
+        out.push(passages::Passage { vector, ..p });
+    }
+    Ok(TextVectors { whole, passages: out })
 }

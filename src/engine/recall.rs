@@ -3,9 +3,9 @@
 use crate::index::FastMap as HashMap;
 
 use super::episodes::Hot;
-use super::score::{Explanation, Scoring, Signals};
+use super::score::{Explanation, MatchedPassage, Scoring, Signals};
 use super::snapshot::dirty_key;
-use super::space::Space;
+use super::space::{episode_of, Space};
 use super::Engine;
 use crate::embed::Role;
 use crate::error::{Error, Result};
@@ -231,7 +231,8 @@ impl<S: KvStore> Engine<S> {
         for id in cold.keys() {
             cands.entry(*id).or_default().sources.push("cold");
         }
-        let hits = rescore(space, &scoring, &qterms, &qv, cands, &cold, now, query.k, gap)?;
+        let mut hits = rescore(space, &scoring, &qterms, &qv, cands, &cold, now, query.k, gap)?;
+        self.passage_spans(&ns, &mut hits)?;
         let window = filter.window.filter(|w| *w != bound);
         let retrieval_id = if query.touch {
             let used: Vec<&Episode> = hits.iter().map(|h| &h.episode).collect();
@@ -240,6 +241,26 @@ impl<S: KvStore> Engine<S> {
             None
         };
         Ok(Recall { hits, time, window, window_dropped, retrieval_id })
+    }
+}
+
+impl<S: KvStore> Engine<S> {
+    /// Fills in where in its text each hit's matched passage lies (read from its vector
+    /// record: the index holds passages' vectors, not their windows).
+    fn passage_spans(&mut self, ns: &Namespace, hits: &mut [Hit]) -> Result<()> {
+        for h in hits.iter_mut() {
+            let Some(m) = h.explanation.passage.as_mut() else { continue };
+            let space = self.spaces.get_mut(ns.as_str()).expect("loaded by recall");
+            let window = space
+                .vectors_of(&self.store, ns, h.episode.id)?
+                .and_then(|v| v.passages.get(m.index as usize).map(|p| (p.start, p.end)));
+            match window {
+                Some((start, end)) => (m.start, m.end) = (start, end),
+                // Rewritten since it was indexed (never within one recall): say nothing.
+                None => h.explanation.passage = None,
+            }
+        }
+        Ok(())
     }
 }
 
@@ -336,13 +357,22 @@ fn candidates(
             .by_time
             .range((w.from, 0)..(w.to, 0))
             .filter(|(_, id)| keep(*id))
-            .filter_map(|(_, id)| Some((*id, space.vectors.score(*id, qv)?)))
+            .filter_map(|(_, id)| Some((*id, space.cosine(*id, qv)?.0)))
             .collect();
         hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         hits.truncate(n);
         hits
     } else {
-        space.vectors.search(qv, n, keep)
+        // Keys of the index are episodes' whole vectors and their passages' (`passage_key`):
+        // each episode counts once, by its best key.
+        let mut hits = space.vectors.search(qv, 2 * n, |key| keep(episode_of(key)));
+        for h in hits.iter_mut() {
+            h.0 = episode_of(h.0);
+        }
+        let mut seen = std::collections::HashSet::new();
+        hits.retain(|h| seen.insert(h.0));
+        hits.truncate(n);
+        hits
     };
     for (id, _) in vector_hits {
         out.entry(id).or_default().sources.push("vector");
@@ -383,16 +413,20 @@ fn rescore(
     let idf: Vec<f32> = qterms.iter().map(|t| space.bm25.idf(t)).collect();
     let mass: f32 = idf.iter().sum();
     let mut near: HashMap<u64, [Option<u64>; 2]> = HashMap::default();
-    let mut rows: Vec<(&Hot, Vec<&'static str>, Signals)> = cands
+    let mut rows: Vec<(&Hot, Vec<&'static str>, Signals, Option<usize>)> = cands
         .into_iter()
         .filter_map(|(id, c)| {
             let e = space.episodes.hot(id)?;
             near.extend(c.near.map(|n| (id, n)));
+            let mut passage = None;
             let (bm25, cosine, matched) = match cold.get(&id) {
                 Some(c) => (c.bm25, c.cosine, c.matched),
                 None => (
                     space.bm25.score_terms(qterms, id),
-                    space.vectors.score(id, qv).unwrap_or(0.0),
+                    space.cosine(id, qv).map_or(0.0, |(c, p)| {
+                        passage = p;
+                        c
+                    }),
                     qterms
                         .iter()
                         .zip(&idf)
@@ -411,7 +445,7 @@ fn rescore(
                 coverage: if mass > 0.0 { matched / mass } else { 0.0 },
                 neighbours: [None, None],
             };
-            Some((e, c.sources, signals))
+            Some((e, c.sources, signals, passage))
         })
         .collect();
     rows.sort_by_key(|r| r.0.id);
@@ -433,8 +467,10 @@ fn rescore(
         .explain(&signals)
         .into_iter()
         .zip(rows)
-        .map(|(mut explanation, (e, sources, _))| {
+        .map(|(mut explanation, (e, sources, _, passage))| {
             explanation.sources = sources;
+            explanation.passage =
+                passage.map(|p| MatchedPassage { index: p as u32, start: 0, end: 0 });
             if let Some(w) = space.outcome_weights.get(&e.id) {
                 explanation.outcome_weight = *w;
                 explanation.final_score *= *w;

@@ -2,9 +2,8 @@
 
 use super::space::{scan_all, Quarantined};
 use super::Engine;
-use crate::embed::Role;
 use crate::error::{Error, Result};
-use crate::record::episode::encode_vector;
+use crate::record::episode::encode_vectors;
 use crate::record::Episode;
 use crate::store::{Batch, KvStore, Namespace, Table};
 
@@ -42,12 +41,9 @@ impl<S: KvStore> Engine<S> {
         let mut batch = Batch::new();
         for chunk in episodes.chunks(EMBED_BATCH) {
             let texts: Vec<&str> = chunk.iter().map(|e| e.text.as_str()).collect();
-            let vectors = self.embed(&texts, Role::Passage)?;
+            let vectors = self.embed_passages(&texts)?;
             for (e, v) in chunk.iter().zip(vectors) {
-                batch.put(
-                    nsc.key(Table::Vector, &e.id.to_be_bytes()),
-                    encode_vector(&model, &v.vector),
-                );
+                batch.put(nsc.key(Table::Vector, &e.id.to_be_bytes()), encode_vectors(&model, &v));
             }
         }
         batch.put(nsc.key(Table::Meta, b"space"), super::space::encode_meta(next_id, &model));

@@ -247,6 +247,20 @@ pub struct Explanation {
     pub untrusted: bool,
     /// Its text reads as instructions (`trust::instructions`): never inject it as one.
     pub instruction_like: bool,
+    /// For a text longer than the model reads, embedded as passages (`embed::passages`): the
+    /// passage whose vector gave `cosine`, when one did better than the whole text's.
+    pub passage: Option<MatchedPassage>,
+}
+
+/// The passage of a long text that matched the query best.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct MatchedPassage {
+    /// Its place among the text's passages, from 0.
+    pub index: u32,
+    /// Byte offset of its first character in the episode's text.
+    pub start: u32,
+    /// Byte offset just past its last character.
+    pub end: u32,
 }
 
 /// The raw signals of one candidate.
@@ -407,6 +421,7 @@ impl Scoring {
                     origin: crate::record::Origin::Unknown,
                     untrusted: true,
                     instruction_like: false,
+                    passage: None,
                 }
             })
             .collect()

@@ -7,16 +7,31 @@ use std::collections::BTreeSet;
 use super::episodes::{Episodes, Hot};
 use super::snapshot::{self, Opened, Snapshot};
 use super::Config;
+use crate::embed::passages::{TextVectors, MAX_PASSAGES};
 use crate::error::{Error, Result};
 use crate::index::bm25::Bm25;
 use crate::index::vectors::VectorIndex;
-use crate::record::episode::decode_vector;
+use crate::record::episode::decode_vectors;
 use crate::record::Episode;
 use crate::store::codec::{open, seal, Reader, Writer};
 use crate::store::{KvStore, Namespace, Table};
 
 const META_KIND: u8 = 6;
 const PAGE: usize = 1024;
+
+/// Bits of a vector-index key that hold the episode id; the bits above hold `passage + 1` for
+/// the passages of a long text ([`passage_key`]), 0 for its whole vector.
+const ID_BITS: u32 = 48;
+
+/// The vector-index key of passage `p` (from 0) of episode `id`.
+pub(crate) fn passage_key(id: u64, p: usize) -> u64 {
+    id | ((p as u64 + 1) << ID_BITS)
+}
+
+/// The episode a vector-index key belongs to.
+pub(crate) fn episode_of(key: u64) -> u64 {
+    key & ((1 << ID_BITS) - 1)
+}
 
 pub(crate) fn encode_meta(next_id: u64, model: &str) -> Vec<u8> {
     let mut w = Writer::new();
@@ -191,7 +206,7 @@ impl Space {
         let dead: Vec<u64> = self
             .vectors
             .ids()
-            .filter(|&id| !self.episodes.hot(id).is_some_and(Hot::is_live))
+            .filter(|&key| !self.episodes.hot(episode_of(key)).is_some_and(Hot::is_live))
             .collect();
         for id in dead {
             self.vectors.remove(id);
@@ -225,8 +240,8 @@ impl Space {
                 continue;
             }
             self.unindex(id);
-            match self.vector(store, ns, id)? {
-                Some(v) if e.is_live() => self.index(e, &v),
+            match self.vectors_of(store, ns, id)? {
+                Some(v) if e.is_live() => self.index_vectors(e, &v),
                 _ => {
                     self.by_time.insert((e.created_at, id));
                     self.episodes.insert(e);
@@ -264,9 +279,9 @@ impl Space {
         let vprefix = ns.table_prefix(Table::Vector);
         scan_all(store, &vprefix, after(Table::Vector), |k, v| {
             let id = id_of(k, vprefix.len())?;
-            if let Some(vector) = self.checked_vector(k, id, v) {
+            if let Some(vectors) = self.checked_vector(k, id, v) {
                 if self.episodes.hot(id).is_some_and(Hot::is_live) {
-                    self.vectors.insert(id, &vector);
+                    self.insert_vectors(id, &vectors);
                 }
             }
             Ok(())
@@ -282,36 +297,87 @@ impl Space {
 
     /// The vector record `bytes` under `key`, when it is readable, of the namespace's model and
     /// of the index's dimension; otherwise it is quarantined and its episode left to BM25.
-    fn checked_vector(&mut self, key: &[u8], id: u64, bytes: &[u8]) -> Option<Vec<f32>> {
-        let reason = match decode_vector(bytes) {
+    fn checked_vector(&mut self, key: &[u8], id: u64, bytes: &[u8]) -> Option<TextVectors> {
+        let reason = match decode_vectors(bytes) {
             Err(err) => format!("vector unreadable: {err}"),
             Ok((model, _)) if model != self.model => format!(
                 "vector of model `{model}` in a namespace of model `{}`: run reembed",
                 self.model
             ),
-            Ok((_, v)) if v.len() != self.vectors.dim() => format!(
+            Ok((_, v)) if v.whole.len() != self.vectors.dim() => format!(
                 "vector of {} dimensions in an index of {}: run reembed",
-                v.len(),
+                v.whole.len(),
                 self.vectors.dim()
             ),
+            Ok((_, v)) if v.passages.iter().any(|p| p.vector.len() != v.whole.len()) => {
+                "passage vectors of another dimension than the whole's: run reembed".to_string()
+            }
+            Ok(_) if id >> ID_BITS != 0 => {
+                format!("episode id {id} is past the {ID_BITS}-bit ids the vector index keys")
+            }
             Ok((_, v)) => return Some(v),
         };
         self.quarantine(key, id, reason);
         None
     }
 
-    /// Episode `id`'s vector, checked as on open (`None` when absent or quarantined).
+    /// Episode `id`'s vector, checked as on open (`None` when absent or quarantined); for a
+    /// long text, the normalised mean of its passages'.
     pub fn vector(
         &mut self,
         store: &impl KvStore,
         ns: &Namespace,
         id: u64,
     ) -> Result<Option<Vec<f32>>> {
+        Ok(self.vectors_of(store, ns, id)?.map(|v| v.whole))
+    }
+
+    /// Episode `id`'s vector and passages, checked as on open.
+    pub fn vectors_of(
+        &mut self,
+        store: &impl KvStore,
+        ns: &Namespace,
+        id: u64,
+    ) -> Result<Option<TextVectors>> {
         let key = ns.key(Table::Vector, &id.to_be_bytes());
         Ok(match store.get(&key)? {
             Some(b) => self.checked_vector(&key, id, &b),
             None => None,
         })
+    }
+
+    /// Puts episode `id`'s vector, and its passages' under [`passage_key`]s, in the index.
+    fn insert_vectors(&mut self, id: u64, v: &TextVectors) {
+        self.vectors.insert(id, &v.whole);
+        for (p, passage) in v.passages.iter().enumerate().take(MAX_PASSAGES) {
+            self.vectors.insert(passage_key(id, p), &passage.vector);
+        }
+    }
+
+    /// Takes episode `id`'s vector and its passages' out of the index.
+    fn remove_vectors(&mut self, id: u64) {
+        self.vectors.remove(id);
+        for p in 0..MAX_PASSAGES {
+            let key = passage_key(id, p);
+            if !self.vectors.contains(key) {
+                break;
+            }
+            self.vectors.remove(key);
+        }
+    }
+
+    /// The cosine of `query` with episode `id`: the best of its whole vector and its passages',
+    /// with the passage (from 0) when one of them was best. `None` when it has no live vector.
+    pub fn cosine(&self, id: u64, query: &[f32]) -> Option<(f32, Option<usize>)> {
+        let mut best = (self.vectors.score(id, query)?, None);
+        for p in 0..MAX_PASSAGES {
+            match self.vectors.score(passage_key(id, p), query) {
+                Some(c) if c > best.0 => best = (c, Some(p)),
+                Some(_) => {}
+                None => break,
+            }
+        }
+        Some(best)
     }
 
     /// Changes made since the stored snapshot (new episodes and dirty ones).
@@ -343,10 +409,15 @@ impl Space {
     }
 
     pub fn index(&mut self, e: Episode, v: &[f32]) {
+        self.index_vectors(e, &TextVectors::single(v.to_vec()));
+    }
+
+    /// [`Space::index`] with the passages of a long text.
+    pub fn index_vectors(&mut self, e: Episode, v: &TextVectors) {
         self.generation += 1;
         if e.is_live() {
             self.bm25.insert(e.id, &e.search_text());
-            self.vectors.insert(e.id, v);
+            self.insert_vectors(e.id, v);
         }
         self.by_time.insert((e.created_at, e.id));
         self.episodes.insert(e);
@@ -374,7 +445,7 @@ impl Space {
         if let Some(h) = self.episodes.remove(id) {
             self.by_time.remove(&(h.created_at, id));
         }
-        self.vectors.remove(id);
+        self.remove_vectors(id);
     }
 
     pub fn memory(&self) -> usize {

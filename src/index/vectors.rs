@@ -218,6 +218,11 @@ impl VectorIndex {
         self.delta.push((id, QVec::new(v)));
     }
 
+    /// True when `id` has a live vector.
+    pub fn contains(&self, id: u64) -> bool {
+        self.loc.contains_key(&id)
+    }
+
     /// Removes `id`'s vector (a no-op when absent).
     pub fn remove(&mut self, id: u64) {
         match self.loc.remove(&id) {

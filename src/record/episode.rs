@@ -12,9 +12,11 @@
 //! The three trailing fields came with compaction; records written before them end after
 //! `tags` and read as `expires_at` 0 (never), no evidence, `represented_by` 0.
 //!
-//! The vector lives apart, under `Table::Vector` (`model_id:str dim:u32 f32 × dim`), so that the
-//! access updates every recall makes do not rewrite 1.5 KB per hit.
+//! The vector lives apart, under `Table::Vector` (`model_id:str dim:u32 f32 × dim`, then the
+//! passages of a long text: [`encode_vectors`]), so that the access updates every recall makes
+//! do not rewrite 1.5 KB per hit.
 
+use crate::embed::passages::{Passage, TextVectors, MAX_PASSAGES};
 use crate::error::{Error, Result};
 use crate::store::codec::{open, seal, Reader, Writer};
 
@@ -275,16 +277,38 @@ impl Episode {
 
 /// Encodes an episode's vector with the id of the model that made it.
 pub fn encode_vector(model_id: &str, v: &[f32]) -> Vec<u8> {
+    encode_vectors(model_id, &TextVectors::single(v.to_vec()))
+}
+
+/// Encodes an episode's vectors: its whole vector, then its passages when it has any
+/// (`embed::passages`): `count:u32` and per passage `start:u32 end:u32 f32 × dim` (byte offsets
+/// of the window in the episode's text). A record without passages ends after the whole vector,
+/// as every record did before passages existed.
+pub fn encode_vectors(model_id: &str, v: &TextVectors) -> Vec<u8> {
     let mut w = Writer::new();
-    w.str(model_id).u32(v.len() as u32);
-    for x in v {
+    w.str(model_id).u32(v.whole.len() as u32);
+    for x in &v.whole {
         w.f32(*x);
+    }
+    if !v.passages.is_empty() {
+        w.u32(v.passages.len() as u32);
+        for p in &v.passages {
+            w.u32(p.start).u32(p.end);
+            for x in &p.vector {
+                w.f32(*x);
+            }
+        }
     }
     seal(VECTOR_KIND, &w.finish())
 }
 
-/// Decodes a vector record into (model id, vector).
+/// Decodes a vector record into (model id, whole vector).
 pub fn decode_vector(bytes: &[u8]) -> Result<(String, Vec<f32>)> {
+    decode_vectors(bytes).map(|(model, v)| (model, v.whole))
+}
+
+/// Decodes a vector record into (model id, whole vector and passages).
+pub fn decode_vectors(bytes: &[u8]) -> Result<(String, TextVectors)> {
     let what = "episode vector";
     let mut r = Reader::new(open(bytes, VECTOR_KIND, what)?, what);
     let model = r.str()?.to_string();
@@ -292,10 +316,30 @@ pub fn decode_vector(bytes: &[u8]) -> Result<(String, Vec<f32>)> {
     if dim > 65_536 {
         return Err(Error::Corrupt { what: what.into(), detail: format!("dimension {dim}") });
     }
-    let raw = r.take_bytes(dim * 4)?;
-    let v = raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    let floats = |r: &mut Reader| -> Result<Vec<f32>> {
+        let raw = r.take_bytes(dim * 4)?;
+        Ok(raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+    };
+    let whole = floats(&mut r)?;
+    let mut passages = Vec::new();
+    if r.remaining() > 0 {
+        let count = r.u32()? as usize;
+        if count == 0 || count > MAX_PASSAGES {
+            return Err(Error::Corrupt { what: what.into(), detail: format!("{count} passages") });
+        }
+        for _ in 0..count {
+            let (start, end) = (r.u32()?, r.u32()?);
+            if end < start {
+                return Err(Error::Corrupt {
+                    what: what.into(),
+                    detail: format!("passage ends at {end} before it starts at {start}"),
+                });
+            }
+            passages.push(Passage { start, end, vector: floats(&mut r)? });
+        }
+    }
     r.end()?;
-    Ok((model, v))
+    Ok((model, TextVectors { whole, passages }))
 }
 
 fn outcome_code(o: Outcome) -> u8 {

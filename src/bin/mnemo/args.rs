@@ -157,6 +157,10 @@ pub struct Bench {
     /// model and the texts are the same (re-running with another formula skips embedding)
     #[arg(long, value_name = "DIR")]
     pub vector_cache: Option<PathBuf>,
+    /// Embed each item whole, cut at the model's token limit, instead of a long one as
+    /// overlapping passages (to measure what passages change)
+    #[arg(long)]
+    pub truncate: bool,
     /// How many ids to rank per query (at most 10000)
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=MAX_K))]
     pub k: u64,

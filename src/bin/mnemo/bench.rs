@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::time::Instant;
 
+use mnemo::embed::passages::{self, Passage, TextVectors};
 use mnemo::engine::WritePolicy;
 use mnemo::engine::{Formula, Scoring};
 use mnemo::record::Episode;
@@ -32,6 +33,20 @@ fn embed_all(
     Ok(out)
 }
 
+/// The cache file in `dir` for the texts of `lines` embedded as `what` (model, role or
+/// layout): named by the first 16 bytes of their SHA-256, in hex.
+fn cache_file(dir: &std::path::Path, what: &str, lines: &[Line], ext: &str) -> std::path::PathBuf {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(what);
+    for l in lines {
+        h.update(l.text.as_bytes());
+        h.update([0]);
+    }
+    let name: String = h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect();
+    dir.join(format!("{name}.{ext}"))
+}
+
 /// [`embed_all`] through a cache directory: one file per (model, role, texts), named by their
 /// SHA-256, holding the vectors as little-endian f32s.
 fn cached(
@@ -42,15 +57,7 @@ fn cached(
     what: &str,
 ) -> Result<Vec<Vec<f32>>, String> {
     let Some(dir) = dir else { return embed_all(e, lines, role, what) };
-    use sha2::{Digest, Sha256};
-    let mut h = Sha256::new();
-    h.update(format!("{}\0{role:?}\0", e.model_id()));
-    for l in lines {
-        h.update(l.text.as_bytes());
-        h.update([0]);
-    }
-    let name: String = h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect();
-    let path = dir.join(format!("{name}.f32"));
+    let path = cache_file(dir, &format!("{}\0{role:?}\0", e.model_id()), lines, "f32");
     let dim = e.dim();
     if let Ok(bytes) = std::fs::read(&path) {
         if bytes.len() == lines.len() * dim * 4 {
@@ -69,6 +76,84 @@ fn cached(
     Ok(vecs)
 }
 
+/// The items' vectors, long texts as passages ([`mnemo::embed::passages`]), through the cache
+/// directory like [`cached`]: per item `count:u32` (0 for a text read whole), the whole vector,
+/// then per passage `start:u32 end:u32` and its vector, little-endian.
+fn cached_passages(
+    dir: Option<&std::path::Path>,
+    e: &mut dyn Embedder,
+    lines: &[Line],
+) -> Result<Vec<TextVectors>, String> {
+    let embed = |e: &mut dyn Embedder| -> Result<Vec<TextVectors>, String> {
+        let t = Instant::now();
+        let bar = crate::progress::bar(lines.len() as u64, "items embedded");
+        let mut out = Vec::with_capacity(lines.len());
+        for chunk in lines.chunks(16) {
+            let texts: Vec<&str> = chunk.iter().map(|l| l.text.as_str()).collect();
+            out.extend(passages::embed_texts(e, &texts).map_err(|e| e.to_string())?);
+            bar.inc(chunk.len() as u64);
+        }
+        bar.finish_and_clear();
+        let n: usize = out.iter().map(|v| v.passages.len()).sum();
+        eprintln!(
+            "  embedded {} items ({n} passages) in {:.0}s",
+            out.len(),
+            t.elapsed().as_secs_f64()
+        );
+        Ok(out)
+    };
+    let Some(dir) = dir else { return embed(e) };
+    let path = cache_file(dir, &format!("{}\0passages/1\0", e.model_id()), lines, "passages");
+    let dim = e.dim();
+    if let Ok(bytes) = std::fs::read(&path) {
+        if let Some(v) = read_passages(&bytes, dim, lines.len()) {
+            eprintln!("  items: vectors from {}", path.display());
+            return Ok(v);
+        }
+    }
+    let out = embed(e)?;
+    let mut bytes = Vec::new();
+    for v in &out {
+        bytes.extend((v.passages.len() as u32).to_le_bytes());
+        bytes.extend(v.whole.iter().flat_map(|f| f.to_le_bytes()));
+        for p in &v.passages {
+            bytes.extend(p.start.to_le_bytes());
+            bytes.extend(p.end.to_le_bytes());
+            bytes.extend(p.vector.iter().flat_map(|f| f.to_le_bytes()));
+        }
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(out)
+}
+
+/// Reads [`cached_passages`]' file; `None` when it does not hold `n` items of `dim`.
+fn read_passages(bytes: &[u8], dim: usize, n: usize) -> Option<Vec<TextVectors>> {
+    let mut at = 0;
+    let u32_at = |at: &mut usize| -> Option<u32> {
+        let b = bytes.get(*at..*at + 4)?;
+        *at += 4;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let floats = |at: &mut usize| -> Option<Vec<f32>> {
+        let b = bytes.get(*at..*at + 4 * dim)?;
+        *at += 4 * dim;
+        Some(b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    };
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let count = u32_at(&mut at)?;
+        let whole = floats(&mut at)?;
+        let mut passages = Vec::new();
+        for _ in 0..count {
+            let (start, end) = (u32_at(&mut at)?, u32_at(&mut at)?);
+            passages.push(Passage { start, end, vector: floats(&mut at)? });
+        }
+        out.push(TextVectors { whole, passages });
+    }
+    (at == bytes.len()).then_some(out)
+}
+
 pub fn run(g: &Globals, a: &args::Bench) -> Result<(), String> {
     let items = read_jsonl(&a.items, "id")?;
     let queries = read_jsonl(&a.queries, "qid")?;
@@ -76,7 +161,14 @@ pub fn run(g: &Globals, a: &args::Bench) -> Result<(), String> {
     eprintln!("mnemo bench: {} items, {} queries, k={k}", items.len(), queries.len());
     let mut embedder = crate::load(&g.model_dir())?;
     let cache = a.vector_cache.as_deref();
-    let item_vecs = cached(cache, &mut embedder, &items, Role::Passage, "items")?;
+    let item_vecs = if a.truncate {
+        cached(cache, &mut embedder, &items, Role::Passage, "items")?
+            .into_iter()
+            .map(TextVectors::single)
+            .collect()
+    } else {
+        cached_passages(cache, &mut embedder, &items)?
+    };
     let query_vecs = cached(cache, &mut embedder, &queries, Role::Query, "queries")?;
     let config = Config {
         vector_model: embedder.model_id().to_string(),
@@ -93,7 +185,8 @@ pub fn run(g: &Globals, a: &args::Bench) -> Result<(), String> {
     for (item, v) in items.iter().zip(&item_vecs) {
         let mut e = Episode::new(item.text.clone(), item.ts);
         e.ref_id = item.id.clone();
-        match engine.remember(&item.ns, e, Some(v)).map_err(|e| format!("item {}: {e}", item.id))? {
+        let stored = engine.remember_passages(&item.ns, e, v.clone());
+        match stored.map_err(|e| format!("item {}: {e}", item.id))? {
             Remembered::Stored { id, .. } => ids.insert((item.ns.clone(), id), item.id.clone()),
             Remembered::Discarded { reason } => {
                 return Err(format!("item {} discarded: {reason}", item.id))

@@ -98,6 +98,9 @@ impl Embedder for SharedModel {
         let mut m = self.0.lock().unwrap_or_else(|p| p.into_inner());
         m.embed(texts, role)
     }
+    fn truncates(&mut self, text: &str, role: Role) -> Option<bool> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).truncates(text, role)
+    }
 }
 
 #[derive(Clone)]

@@ -101,6 +101,18 @@ pub fn recall(g: &Globals, a: &args::Recall) -> Result<(), String> {
             "   bm25 {:.2} [{}] -> lex {:.2} | cosine {:.3} -> sim {:.2} | fused {:.3} | {:.1} days since last access | via {}",
             x.bm25, terms.join(", "), x.lex, x.cosine, x.sim, x.fused, x.age_days, x.sources.join("+")
         );
+        if let Some(m) = x.passage {
+            let window = e.text.get(m.start as usize..m.end as usize).unwrap_or_default();
+            let words: Vec<&str> = window.split_whitespace().collect();
+            let more = if words.len() > 12 { " …" } else { "" };
+            println!(
+                "   cosine of passage {} (bytes {}..{}): \"{}{more}\"",
+                m.index + 1,
+                m.start,
+                m.end,
+                words[..words.len().min(12)].join(" ")
+            );
+        }
         if !e.evidence.is_empty() {
             let ids: Vec<String> = e.evidence.iter().map(|i| format!("#{i}")).collect();
             println!("   summarises {} (mnemo recall --include-cold reaches them)", ids.join(" "));
