@@ -114,15 +114,18 @@ fn a_long_memory_is_found_by_its_tail_and_keeps_its_passages() {
         let window = &log[p.start as usize..p.end as usize];
         assert!(window.contains("renewed automatically every ninety days"), "{what}: {window:?}");
         assert!(p.index > 0, "{what}: the tail is not the first passage");
-        // The default scoring finds it in its top three too (BM25 scores the whole text,
-        // where one sentence of 900 words weighs little), and names the same passage.
+        // The default scoring finds it first too: BM25 scores its best window of 128 words,
+        // where the note is not diluted by the 900 words around it; the same passage is named.
         let mut q = Query::new(QUESTION, 3);
         q.touch = false;
         let hits = e.recall("u", &q, NOW).unwrap().hits;
-        let log_hit = hits.iter().find(|h| h.episode.id == id).expect("default scoring");
-        assert_eq!(log_hit.explanation.passage.map(|p| p.index), Some(p.index));
+        assert_eq!(hits[0].episode.id, id, "{what}: default scoring");
+        let x = &hits[0].explanation;
+        assert_eq!(x.passage.map(|p| p.index), Some(p.index));
+        let terms: Vec<&str> = x.terms.iter().map(|t| t.0.as_str()).collect();
+        assert!(terms.contains(&"certificate"), "{what}: the window's terms explain it: {terms:?}");
         // A short memory has no passages.
-        assert!(hits.iter().all(|h| h.episode.id == id || h.explanation.passage.is_none()));
+        assert!(hits[1..].iter().all(|h| h.explanation.passage.is_none()));
         p
     };
     let first = check(&mut e, "as stored");
@@ -155,6 +158,14 @@ fn a_long_memory_is_found_by_its_tail_and_keeps_its_passages() {
         let hits = e.recall("u", &dense(50), NOW).unwrap().hits;
         assert!(hits.iter().all(|h| h.episode.id != id && h.episode.id != id2));
         assert_eq!(hits.len(), SHORT.len());
+        // Nor do its BM25 windows answer: the words only the log had find nothing.
+        let mut q = Query::new("carpenter terracotta certificate renewed", 50);
+        q.touch = false;
+        q.scoring = Some(Scoring { formula: Formula::Lexical, ..Scoring::default() });
+        let hits = e.recall("u", &q, NOW).unwrap().hits;
+        assert!(hits
+            .iter()
+            .all(|h| h.episode.id != id && h.episode.id != id2 && h.explanation.bm25 == 0.0));
     };
     gone(&mut e);
     let mut e = engine(e.into_store());

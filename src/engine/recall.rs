@@ -273,9 +273,9 @@ fn intersect(a: Option<Window>, b: Option<Window>) -> Option<Window> {
 
 /// "before the migration": the window ends (or starts) at the best lexical match of the event.
 fn anchor_window(space: &Space, event: &str, before: bool, now: i64) -> Option<Window> {
+    let terms = crate::index::bm25::query_terms(event);
     let hit = space
-        .bm25
-        .search(event, 1, |id| space.episodes.hot(id).is_some_and(|e| e.created_at <= now));
+        .bm25_search(&terms, 1, |id| space.episodes.hot(id).is_some_and(|e| e.created_at <= now));
     let at = space.episodes.hot(hit.first()?.id)?.created_at;
     Some(if before {
         Window { from: i64::MIN, to: at }
@@ -337,7 +337,7 @@ fn candidates(
             && (!whole || matches!(space.episodes.get(id), Ok(Some(e)) if filter.matches(&e)))
     };
     let mut out: HashMap<u64, Candidate> = HashMap::default();
-    for h in space.bm25.search_terms(qterms, n, keep) {
+    for h in space.bm25_search(qterms, n, keep) {
         out.entry(h.id).or_default().sources.push("bm25");
     }
     // A narrow window is scored exactly over its own episodes; otherwise through the index.
@@ -421,19 +421,21 @@ fn rescore(
             let mut passage = None;
             let (bm25, cosine, matched) = match cold.get(&id) {
                 Some(c) => (c.bm25, c.cosine, c.matched),
-                None => (
-                    space.bm25.score_terms(qterms, id),
-                    space.cosine(id, qv).map_or(0.0, |(c, p)| {
-                        passage = p;
-                        c
-                    }),
-                    qterms
+                None => {
+                    // A long text is scored by its best window; its coverage is that window's.
+                    let (key, bm25) = space.bm25_best(qterms, id).unwrap_or((id, 0.0));
+                    let matched = qterms
                         .iter()
                         .zip(&idf)
-                        .filter(|(t, _)| space.bm25.contains(t, id))
+                        .filter(|(t, _)| space.bm25.contains(t, key))
                         .map(|(_, w)| w)
-                        .sum(),
-                ),
+                        .sum();
+                    let cosine = space.cosine(id, qv).map_or(0.0, |(c, p)| {
+                        passage = p;
+                        c
+                    });
+                    (bm25, cosine, matched)
+                }
             };
             let signals = Signals {
                 bm25,
@@ -496,7 +498,8 @@ fn rescore(
     scored
         .into_iter()
         .map(|(e, mut explanation)| {
-            if let Some(h) = space.bm25.explain_terms(qterms, e.id) {
+            let key = space.bm25_best(qterms, e.id).map_or(e.id, |b| b.0);
+            if let Some(h) = space.bm25.explain_terms(qterms, key) {
                 explanation.terms = h.terms.into_iter().map(|t| (t.term, t.score)).collect();
             }
             let episode = space.episodes.get(e.id)?.expect("candidates are episodes").into_owned();

@@ -40,9 +40,12 @@ use crate::store::{Batch, KvStore, Namespace, Table};
 const HEAD_KIND: u8 = 7;
 const CHUNKS_PER_PAGE: usize = 16;
 /// This format, the lexical analysis its BM25 postings were made with (`terms/2`: words,
-/// whole tokens and Snowball stems, `index::terms::index_terms`), and the graph encoding it
-/// embeds (see `index::persist`). A snapshot of another layout is ignored and rebuilt.
-pub(crate) const LAYOUT: &str = "mnemo-snapshot/2 terms/2 instant-distance/0.6 postcard/1";
+/// whole tokens and Snowball stems, `index::terms::index_terms`; `windows/1`: a text of more
+/// than 128 words indexed as its windows, `engine::space::Space::bm25_insert`), and the graph
+/// encoding it embeds (see `index::persist`). A snapshot of another layout is ignored and
+/// rebuilt.
+pub(crate) const LAYOUT: &str =
+    "mnemo-snapshot/2 terms/2 windows/1 instant-distance/0.6 postcard/1";
 
 /// How a namespace's indexes were obtained when it was loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]

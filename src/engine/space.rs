@@ -28,6 +28,19 @@ pub(crate) fn passage_key(id: u64, p: usize) -> u64 {
     id | ((p as u64 + 1) << ID_BITS)
 }
 
+/// Words of a BM25 window: a text with more is indexed as windows of this many words.
+pub(crate) const BM25_WINDOW: usize = 128;
+/// Most windows one text is indexed as in BM25 (past them, its words are not searched).
+const MAX_BM25_WINDOWS: usize = 4096;
+
+/// The BM25 windows of a text: [`crate::embed::passages::windows`] of [`BM25_WINDOW`] words
+/// overlapping by 16, at most [`MAX_BM25_WINDOWS`].
+fn bm25_windows(text: &str) -> Vec<(usize, usize)> {
+    let mut w = crate::embed::passages::windows(text, BM25_WINDOW, BM25_WINDOW / 8);
+    w.truncate(MAX_BM25_WINDOWS);
+    w
+}
+
 /// The episode a vector-index key belongs to.
 pub(crate) fn episode_of(key: u64) -> u64 {
     key & ((1 << ID_BITS) - 1)
@@ -269,7 +282,7 @@ impl Space {
                 }
             };
             if e.is_live() {
-                self.bm25.insert(e.id, &e.search_text());
+                self.bm25_insert(e.id, &e.search_text());
             }
             self.by_time.insert((e.created_at, e.id));
             self.episodes.insert(e);
@@ -346,6 +359,84 @@ impl Space {
         })
     }
 
+    /// Indexes `text` in BM25 as episode `id`: whole when it has at most [`BM25_WINDOW`] words,
+    /// otherwise as its word windows ([`bm25_windows`]) under [`passage_key`]s, so that a
+    /// sentence in a long text is scored among the 128 words around it, not diluted by the
+    /// length of the whole (BM25 of the best window: LoCoMo-style turns are one window, a
+    /// 2,000-word message is ~18).
+    pub fn bm25_insert(&mut self, id: u64, text: &str) {
+        let windows = bm25_windows(text);
+        if windows.len() <= 1 {
+            return self.bm25.insert(id, text);
+        }
+        for (p, (a, b)) in windows.into_iter().enumerate() {
+            self.bm25.insert(passage_key(id, p), &text[a..b]);
+        }
+    }
+
+    /// Takes episode `id` out of BM25: by the terms of `text` when it is the indexed text (a few
+    /// posting lists visited), by scanning every posting list otherwise.
+    fn bm25_remove(&mut self, id: u64, text: Option<&str>) {
+        let mut removed = 0;
+        match text {
+            Some(t) if self.bm25.has(id) => self.bm25.remove_text(id, t),
+            Some(t) => {
+                for (p, (a, b)) in bm25_windows(t).into_iter().enumerate() {
+                    self.bm25.remove_text(passage_key(id, p), &t[a..b]);
+                    removed = p + 1;
+                }
+            }
+            None => self.bm25.remove(id),
+        }
+        // Windows past those of `text` (or all, without it): their keys run on from there.
+        for p in removed..MAX_BM25_WINDOWS {
+            let key = passage_key(id, p);
+            if !self.bm25.has(key) {
+                break;
+            }
+            self.bm25.remove(key);
+        }
+    }
+
+    /// The BM25 key episode `id` scores best under for `qterms`: its own id, or its best
+    /// window's (`None` when it is not in BM25), with that score.
+    pub fn bm25_best(&self, qterms: &[String], id: u64) -> Option<(u64, f32)> {
+        if self.bm25.has(id) {
+            return Some((id, self.bm25.score_terms(qterms, id)));
+        }
+        let mut best: Option<(u64, f32)> = None;
+        for p in 0..MAX_BM25_WINDOWS {
+            let key = passage_key(id, p);
+            if !self.bm25.has(key) {
+                break;
+            }
+            let score = self.bm25.score_terms(qterms, key);
+            if best.is_none_or(|b| score > b.1) {
+                best = Some((key, score));
+            }
+        }
+        best
+    }
+
+    /// The best `n` episodes for `qterms` by BM25 among those `keep` accepts (each episode by
+    /// its best window), best first.
+    pub fn bm25_search(
+        &self,
+        qterms: &[String],
+        n: usize,
+        keep: impl Fn(u64) -> bool,
+    ) -> Vec<crate::index::bm25::Hit> {
+        let mut hits =
+            self.bm25.search_terms(qterms, n.saturating_mul(2), |key| keep(episode_of(key)));
+        let mut seen = std::collections::HashSet::new();
+        hits.retain(|h| seen.insert(episode_of(h.id)));
+        hits.truncate(n);
+        for h in hits.iter_mut() {
+            h.id = episode_of(h.id);
+        }
+        hits
+    }
+
     /// Puts episode `id`'s vector, and its passages' under [`passage_key`]s, in the index.
     fn insert_vectors(&mut self, id: u64, v: &TextVectors) {
         self.vectors.insert(id, &v.whole);
@@ -416,7 +507,7 @@ impl Space {
     pub fn index_vectors(&mut self, e: Episode, v: &TextVectors) {
         self.generation += 1;
         if e.is_live() {
-            self.bm25.insert(e.id, &e.search_text());
+            self.bm25_insert(e.id, &e.search_text());
             self.insert_vectors(e.id, v);
         }
         self.by_time.insert((e.created_at, e.id));
@@ -437,10 +528,10 @@ impl Space {
         match self.episodes.get(id) {
             Ok(Some(e)) if e.is_live() => {
                 let text = e.search_text();
-                self.bm25.remove_text(id, &text);
+                self.bm25_remove(id, Some(&text));
             }
             // Not live: not indexed (then this returns at once), or indexed by another path.
-            _ => self.bm25.remove(id),
+            _ => self.bm25_remove(id, None),
         }
         if let Some(h) = self.episodes.remove(id) {
             self.by_time.remove(&(h.created_at, id));
@@ -461,4 +552,50 @@ fn id_of(key: &[u8], prefix: usize) -> Result<u64> {
         Error::Corrupt { what: "vector key".into(), detail: format!("{} bytes", key.len()) }
     })?;
     Ok(u64::from_be_bytes(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Engine, Erasure};
+    use crate::record::Status;
+    use crate::store::MemoryStore;
+
+    #[test]
+    fn a_long_text_is_in_bm25_as_windows_and_leaves_it_whole() {
+        let config = Config { vector_model: "host@1".into(), dim: 2, ..Config::default() };
+        let mut e = Engine::new(MemoryStore::new(), config);
+        let long: String = (0..300).map(|i| format!("word{i} ")).collect::<String>() + "needle.";
+        let docs = |e: &mut Engine<MemoryStore>| e.spaces.get("u").map_or(0, |s| s.bm25.len());
+        let stored = |e: &mut Engine<MemoryStore>, text: &str| match e
+            .remember("u", Episode::new(text, 1_000), Some(&[0.6, 0.8]))
+            .unwrap()
+        {
+            crate::engine::Remembered::Stored { id, .. } => id,
+            other => panic!("{other:?}"),
+        };
+        let short = stored(&mut e, "a short memory");
+        let id = stored(&mut e, &long);
+        let windows = bm25_windows(&long).len();
+        assert!(windows >= 3, "{windows}");
+        assert_eq!(docs(&mut e), 1 + windows);
+        let space = e.spaces.get("u").unwrap();
+        assert!(!space.bm25.has(id) && space.bm25.has(short));
+        let needle = vec!["needle".to_string()];
+        let (key, score) = space.bm25_best(&needle, id).unwrap();
+        assert_eq!(key, passage_key(id, windows - 1));
+        assert!(score > 0.0);
+        assert_eq!(
+            space.bm25_search(&needle, 5, |_| true).iter().map(|h| h.id).collect::<Vec<_>>(),
+            [id]
+        );
+        // Rejected: out of BM25, every window; back to raw: in again; erased: gone.
+        e.set_status("u", id, Status::Rejected).unwrap();
+        assert_eq!(docs(&mut e), 1);
+        e.set_status("u", id, Status::Raw).unwrap();
+        assert_eq!(docs(&mut e), 1 + windows);
+        e.erase("u", &Erasure::Episode(id), 2_000).unwrap();
+        e.load("u").unwrap();
+        assert_eq!(docs(&mut e), 1);
+    }
 }

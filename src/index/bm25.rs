@@ -92,6 +92,11 @@ impl Bm25 {
         self.doc_len.len()
     }
 
+    /// True when document `id` is indexed.
+    pub fn has(&self, id: u64) -> bool {
+        self.doc_len.contains_key(&id)
+    }
+
     /// True when no document is indexed.
     pub fn is_empty(&self) -> bool {
         self.doc_len.is_empty()
