@@ -111,7 +111,9 @@ export class Mnemo {
    */
   async remember(ns, episode, { vector } = {}) {
     const timed = ["createdAt", "created_at", "ts"].some((k) => episode[k] !== undefined);
-    const e = timed ? episode : { ...episode, createdAt: this.#clock() };
+    const e = timed ? { ...episode } : { ...episode, createdAt: this.#clock() };
+    // Passage vectors go through JSON: a Float32Array would stringify as an object.
+    if (Array.isArray(e.passages)) e.passages = e.passages.map((p) => ({ ...p, vector: Array.from(p.vector ?? []) }));
     const v = vector ? Float32Array.from(vector) : await this.#hostVector(episode.text, "passage");
     return this.#run(ns, (en) => parse(en.remember(ns, JSON.stringify(e), v)));
   }

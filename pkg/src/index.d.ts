@@ -52,10 +52,10 @@ export interface EpisodeInput {
   ttlMs?: number;
   /**
    * A long text the host embedded itself as passages (with `options.vector` the whole text's
-   * vector): each window's UTF-8 byte offsets in `text` and its vector (a plain array). Without
-   * it, the engine's own model embeds a long text as passages of 128 words.
+   * vector): each window's UTF-8 byte offsets in `text` and its vector. Without it, the
+   * engine's own model embeds a long text as passages of 128 words.
    */
-  passages?: { start: number; end: number; vector: number[] }[];
+  passages?: { start: number; end: number; vector: ArrayLike<number> }[];
 }
 
 export interface Episode {
@@ -148,9 +148,12 @@ export interface Explanation {
   /** Its text reads as instructions: never inject it as one. */
   instructionLike: boolean;
   /**
-   * A text longer than the model reads (512 tokens) is embedded as overlapping passages of
-   * ~256 words, and `cosine` is its best passage's: this names that passage (index from 0; start and
-   * end are UTF-8 byte offsets in the episode's text), or is null when the text was read whole.
+   * A text longer than the model reads (512 tokens), embedded by the engine's own model, is
+   * stored as overlapping passages of ~128 words, and `cosine` is its best passage's: this names
+   * that passage (index from 0; start and end are UTF-8 byte offsets in the episode's text, not
+   * UTF-16 `slice` indices), or is null when the text was read whole. A vector the host gives
+   * (`options.vector`, or an `embed` callback) is the whole text's, unless the episode carries
+   * `passages`.
    */
   passage: { index: number; start: number; end: number } | null;
 }

@@ -9,17 +9,21 @@
 //! mean of the passages', as a summary's is the mean of its sources' — serves comparisons
 //! between episodes (shadowing, consolidation, observations).
 //!
-//! Windows are `max_tokens / 2` words (E5: 256 words, ~330 tokens of English, ~450 of the
-//! wordiest languages); a window still cut by the model is halved again, at most
-//! [`MAX_SPLITS`] times. A window ends at a sentence end ("." "!" "?" or a line break) in its
-//! last quarter when there is one. At most [`MAX_PASSAGES`] passages are embedded: words past
-//! them are found by BM25 only. Everything here is a pure function of the text and the
+//! Windows are `max_tokens / 4` words (E5: 128 words, ~170 tokens of English, ~230 of the
+//! wordiest languages: a window that size holds one topic, so a sentence in it still moves its
+//! vector; 256-word windows found a one-sentence note at the end of a 900-word log only behind a
+//! short memory sharing two of its words). A window still cut by the model is halved again, at
+//! most [`MAX_SPLITS`] times. A window ends at a sentence end ("." "!" "?" or a line break) in its
+//! last quarter when there is one. At most [`MAX_PASSAGES`] passages are embedded (~7,000 words):
+//! words past them are found by BM25 only. Words are cut at whitespace, so a text without spaces
+//! (Chinese or Japanese, base64, minified JSON) is one word and stays whole, truncated by the
+//! model as before. Everything here is a pure function of the text and the
 //! embedder's answers, so the same text always gives the same passages.
 
 use super::{Embedder, Role};
 use crate::error::Result;
 
-/// Most passages one text is embedded as (64 windows of 256 words: ~16,000 words).
+/// Most passages one text is embedded as (64 windows of 128 words, overlapping: ~7,000 words).
 pub const MAX_PASSAGES: usize = 64;
 /// How many times a window the model still truncates is halved.
 pub const MAX_SPLITS: usize = 3;
@@ -122,12 +126,14 @@ pub fn embed_texts(e: &mut dyn Embedder, texts: &[&str]) -> Result<Vec<TextVecto
             _ => whole.push(i),
         }
     }
-    let batch: Vec<&str> = whole.iter().map(|&i| texts[i]).collect();
-    for (&i, emb) in whole.iter().zip(e.embed(&batch, Role::Passage)?) {
-        if emb.truncated {
-            long.push(i);
-        } else {
-            out[i] = Some(TextVectors::single(emb.vector));
+    if !whole.is_empty() {
+        let batch: Vec<&str> = whole.iter().map(|&i| texts[i]).collect();
+        for (&i, emb) in whole.iter().zip(embedded(e, &batch)?) {
+            if emb.truncated {
+                long.push(i);
+            } else {
+                out[i] = Some(TextVectors::single(emb.vector));
+            }
         }
     }
     let words = (e.max_tokens() / 4).max(8);
@@ -137,12 +143,29 @@ pub fn embed_texts(e: &mut dyn Embedder, texts: &[&str]) -> Result<Vec<TextVecto
         spans.truncate(MAX_PASSAGES);
         let passages = embed_windows(e, text, spans, words, 0)?;
         out[i] = Some(match passages.as_slice() {
+            [] => return Err(inference("a long text gave no passage".into())),
             // One window (a text of few but very long words): nothing to add to it.
             [one] => TextVectors::single(one.vector.clone()),
             _ => TextVectors { whole: mean(&passages), passages },
         });
     }
-    Ok(out.into_iter().map(|v| v.expect("every text was embedded")).collect())
+    // Every text went through one branch above; an empty slot is a bug, reported not panicked.
+    out.into_iter()
+        .map(|v| v.ok_or_else(|| inference("a text was left without a vector".into())))
+        .collect()
+}
+
+/// `e.embed` of `texts` as passages, with one embedding per text or an error.
+fn embedded(e: &mut dyn Embedder, texts: &[&str]) -> Result<Vec<super::Embedding>> {
+    let out = e.embed(texts, Role::Passage)?;
+    if out.len() != texts.len() {
+        return Err(inference(format!("{} embeddings for {} texts", out.len(), texts.len())));
+    }
+    Ok(out)
+}
+
+fn inference(detail: String) -> crate::Error {
+    crate::Error::Inference { stage: "passages", detail }
 }
 
 /// Embeds the windows `spans` of `text`; a window the model cut is split into windows of half
@@ -155,7 +178,7 @@ fn embed_windows(
     depth: usize,
 ) -> Result<Vec<Passage>> {
     let parts: Vec<&str> = spans.iter().map(|&(a, b)| &text[a..b]).collect();
-    let embedded = e.embed(&parts, Role::Passage)?;
+    let embedded = embedded(e, &parts)?;
     let mut out = Vec::with_capacity(spans.len());
     for (&(a, b), emb) in spans.iter().zip(embedded) {
         if out.len() >= MAX_PASSAGES {
@@ -175,7 +198,15 @@ fn embed_windows(
                 continue;
             }
         }
-        out.push(Passage { start: a as u32, end: b as u32, vector: emb.vector });
+        let offset = |x: usize| {
+            u32::try_from(x).map_err(|_| {
+                crate::Error::InvalidInput(format!(
+                    "a text of {} bytes is past the 4 GiB a passage offset holds: store it in parts",
+                    text.len()
+                ))
+            })
+        };
+        out.push(Passage { start: offset(a)?, end: offset(b)?, vector: emb.vector });
     }
     Ok(out)
 }
@@ -287,7 +318,7 @@ mod tests {
 
     #[test]
     fn windows_the_model_still_cuts_are_halved() {
-        // max_tokens 2 × 10 gives windows of 10 words, which a model reading 4 cuts.
+        // max_tokens 20 gives windows of 8 words (the least), which a model reading 4 cuts.
         struct Narrow(WordModel);
         impl Embedder for Narrow {
             fn model_id(&self) -> &str {

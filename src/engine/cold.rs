@@ -2,7 +2,8 @@
 //! summarised and episodes consolidation evicted. They are not in the BM25 or vector indexes
 //! (that is what keeps them from competing), so a full-history search scores them directly:
 //! each cold episode's text against the query with the live index's BM25 statistics
-//! (`Bm25::score_unindexed`), and its stored vector by exact cosine. The cost grows with the
+//! (`Bm25::score_unindexed`, a long text by its best window), and its stored vectors by exact
+//! cosine (a long text by its best passage). The cost grows with the
 //! cold records — a full scan, paid only by the queries that ask for it.
 
 use super::recall::Filter;
@@ -47,11 +48,20 @@ pub(crate) fn cold_candidates(
         if !filter.matches(&e) {
             continue;
         }
-        let (bm25, found) = space.bm25.score_unindexed(qterms, &e.search_text());
+        // Scored as the indexes would score it hot: BM25 by its best window, the cosine by
+        // its best passage.
+        let (bm25, found) = super::space::bm25_documents(&e)
+            .iter()
+            .map(|(_, text)| space.bm25.score_unindexed(qterms, text))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .unwrap_or_default();
         let matched = found.iter().zip(&idf).filter(|(f, _)| **f).map(|(_, w)| w).sum();
         drop(e);
-        let cosine = match space.vector(store, ns, id)? {
-            Some(v) if v.len() == qv.len() => cosine(&v, qv),
+        let cosine = match space.vectors_of(store, ns, id)? {
+            Some(v) if v.whole.len() == qv.len() => std::iter::once(&v.whole)
+                .chain(v.passages.iter().map(|p| &p.vector))
+                .map(|x| cosine(x, qv))
+                .fold(f32::MIN, f32::max),
             _ => 0.0,
         };
         scored.push((id, ColdSignals { bm25, cosine, matched }));

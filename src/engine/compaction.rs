@@ -332,7 +332,7 @@ impl<S: KvStore> Engine<S> {
         match &vector {
             Some(v) => space.index(s, v),
             None => {
-                space.bm25_insert(s.id, &s.search_text());
+                space.bm25_insert(&s);
                 space.by_time.insert((s.created_at, s.id));
                 space.episodes.insert(s);
             }

@@ -381,20 +381,41 @@ impl<S: KvStore> Engine<S> {
         if episode.text.trim().is_empty() {
             return Err(Error::InvalidInput("episode text is empty: nothing to remember".into()));
         }
+        // Host passages are windows of the text as the host had it: checked against it, and
+        // dropped (the whole vector kept) when masking secrets rewrites the text under them.
+        let given = match given {
+            Some(v) => Some(checked_text_vectors(v, &episode.text, self.config.dim)?),
+            None => None,
+        };
+        let written = episode.text.clone();
         if let Some(reason) = self.config.policy.sanitise(&mut episode) {
             return Ok(Remembered::Discarded { reason });
         }
+        let given = given.map(|mut v| {
+            if episode.text != written {
+                v.passages.clear();
+            }
+            v
+        });
         let (importance, reason) = match self.config.policy.decide(&episode) {
             Decision::Discard { reason } => return Ok(Remembered::Discarded { reason }),
             Decision::Keep { importance, reason } => (importance, reason),
         };
         let v = match given {
-            Some(v) => checked_text_vectors(v, &episode.text, self.config.dim)?,
+            Some(v) => v,
             None => self.vectors_for(&episode.text, None)?,
         };
         let model = self.config.vector_model.clone();
         let space = self.space(&ns)?;
         space.check_model(&model)?;
+        if space.next_id >= space::MAX_ID {
+            return Err(Error::InvalidInput(format!(
+                "namespace {} has used all {} episode ids: export it and import it into a new \
+                 namespace",
+                ns.as_str(),
+                space::MAX_ID - 1
+            )));
+        }
         episode.id = space.next_id;
         episode.importance = importance;
         episode.last_accessed_at = episode.last_accessed_at.max(episode.created_at);
@@ -567,7 +588,8 @@ impl<S: KvStore> Engine<S> {
 
 /// Host-made vectors checked as [`checked_unit_vector`] checks one: every vector of `dim`
 /// dimensions (returned normalised), at most [`passages::MAX_PASSAGES`] passages, each window a
-/// non-empty range of `text` on character boundaries.
+/// non-empty range of `text` (as the host wrote it, before secrets are masked) on character
+/// boundaries.
 fn checked_text_vectors(v: TextVectors, text: &str, dim: usize) -> Result<TextVectors> {
     if v.passages.len() > passages::MAX_PASSAGES {
         return Err(Error::InvalidInput(format!(

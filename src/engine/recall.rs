@@ -5,7 +5,7 @@ use crate::index::FastMap as HashMap;
 use super::episodes::Hot;
 use super::score::{Explanation, MatchedPassage, Scoring, Signals};
 use super::snapshot::dirty_key;
-use super::space::{episode_of, Space};
+use super::space::Space;
 use super::Engine;
 use crate::embed::Role;
 use crate::error::{Error, Result};
@@ -253,10 +253,12 @@ impl<S: KvStore> Engine<S> {
             let space = self.spaces.get_mut(ns.as_str()).expect("loaded by recall");
             let window = space
                 .vectors_of(&self.store, ns, h.episode.id)?
-                .and_then(|v| v.passages.get(m.index as usize).map(|p| (p.start, p.end)));
+                .and_then(|v| v.passages.get(m.index as usize).map(|p| (p.start, p.end)))
+                .filter(|&(a, b)| a < b && h.episode.text.get(a as usize..b as usize).is_some());
             match window {
                 Some((start, end)) => (m.start, m.end) = (start, end),
-                // Rewritten since it was indexed (never within one recall): say nothing.
+                // Rewritten since it was indexed, or a window that is not of this text (a
+                // damaged record): say nothing rather than point at the wrong words.
                 None => h.explanation.passage = None,
             }
         }
@@ -363,16 +365,7 @@ fn candidates(
         hits.truncate(n);
         hits
     } else {
-        // Keys of the index are episodes' whole vectors and their passages' (`passage_key`):
-        // each episode counts once, by its best key.
-        let mut hits = space.vectors.search(qv, 2 * n, |key| keep(episode_of(key)));
-        for h in hits.iter_mut() {
-            h.0 = episode_of(h.0);
-        }
-        let mut seen = std::collections::HashSet::new();
-        hits.retain(|h| seen.insert(h.0));
-        hits.truncate(n);
-        hits
+        space.vector_search(qv, n, keep)
     };
     for (id, _) in vector_hits {
         out.entry(id).or_default().sources.push("vector");

@@ -184,7 +184,8 @@ impl Scoring {
     /// The scoring of mnemo before query function words were dropped and conversation context
     /// added (releases up to the privacy work): BM25 over every query word, no stems, no
     /// context, shadowing at cosine 0.92 with penalty 0.5. Stores written then answer with it
-    /// exactly as they did.
+    /// exactly as they did, for texts of up to 128 words (a longer one is now scored by BM25's
+    /// best window of it, whatever the scoring: `engine::space::Space::bm25_insert`).
     pub fn legacy() -> Self {
         Self {
             shadow_cosine: 0.92,

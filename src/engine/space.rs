@@ -23,6 +23,10 @@ const PAGE: usize = 1024;
 /// the passages of a long text ([`passage_key`]), 0 for its whole vector.
 const ID_BITS: u32 = 48;
 
+/// The first episode id a namespace cannot use: ids must leave the key bits above
+/// [`ID_BITS`] to passages.
+pub(crate) const MAX_ID: u64 = 1 << ID_BITS;
+
 /// The vector-index key of passage `p` (from 0) of episode `id`.
 pub(crate) fn passage_key(id: u64, p: usize) -> u64 {
     id | ((p as u64 + 1) << ID_BITS)
@@ -39,6 +43,24 @@ fn bm25_windows(text: &str) -> Vec<(usize, usize)> {
     let mut w = crate::embed::passages::windows(text, BM25_WINDOW, BM25_WINDOW / 8);
     w.truncate(MAX_BM25_WINDOWS);
     w
+}
+
+/// The BM25 documents of episode `e`, as (key, text): its [`Episode::search_text`] under its
+/// id, or for a text of more than [`BM25_WINDOW`] words each window of the text under its
+/// [`passage_key`], each with the episode's verdict, situation and entities after it (what
+/// `search_text` appends belongs to every part of the text).
+pub(crate) fn bm25_documents(e: &Episode) -> Vec<(u64, String)> {
+    let windows = bm25_windows(&e.text);
+    if windows.len() <= 1 {
+        return vec![(e.id, e.search_text())];
+    }
+    let full = e.search_text();
+    let meta = &full[e.text.len()..];
+    windows
+        .into_iter()
+        .enumerate()
+        .map(|(p, (a, b))| (passage_key(e.id, p), format!("{}{meta}", &e.text[a..b])))
+        .collect()
 }
 
 /// The episode a vector-index key belongs to.
@@ -274,6 +296,12 @@ impl Space {
         let eprefix = ns.table_prefix(Table::Episode);
         scan_all(store, &eprefix, after(Table::Episode), |k, v| {
             let e = match Episode::decode(v) {
+                Ok(e) if e.id >= MAX_ID => {
+                    let why =
+                        format!("episode id {} is past the {ID_BITS}-bit ids indexes key", e.id);
+                    self.quarantine(k, e.id, why);
+                    return Ok(());
+                }
                 Ok(e) => e,
                 Err(err) => {
                     let id = id_of(k, eprefix.len()).unwrap_or(0);
@@ -282,7 +310,7 @@ impl Space {
                 }
             };
             if e.is_live() {
-                self.bm25_insert(e.id, &e.search_text());
+                self.bm25_insert(&e);
             }
             self.by_time.insert((e.created_at, e.id));
             self.episodes.insert(e);
@@ -322,12 +350,6 @@ impl Space {
                 v.whole.len(),
                 self.vectors.dim()
             ),
-            Ok((_, v)) if v.passages.iter().any(|p| p.vector.len() != v.whole.len()) => {
-                "passage vectors of another dimension than the whole's: run reembed".to_string()
-            }
-            Ok(_) if id >> ID_BITS != 0 => {
-                format!("episode id {id} is past the {ID_BITS}-bit ids the vector index keys")
-            }
             Ok((_, v)) => return Some(v),
         };
         self.quarantine(key, id, reason);
@@ -359,36 +381,31 @@ impl Space {
         })
     }
 
-    /// Indexes `text` in BM25 as episode `id`: whole when it has at most [`BM25_WINDOW`] words,
-    /// otherwise as its word windows ([`bm25_windows`]) under [`passage_key`]s, so that a
+    /// Indexes episode `e` in BM25: whole when its text has at most [`BM25_WINDOW`] words,
+    /// otherwise as its word windows ([`bm25_documents`]) under [`passage_key`]s, so that a
     /// sentence in a long text is scored among the 128 words around it, not diluted by the
     /// length of the whole (BM25 of the best window: LoCoMo-style turns are one window, a
     /// 2,000-word message is ~18).
-    pub fn bm25_insert(&mut self, id: u64, text: &str) {
-        let windows = bm25_windows(text);
-        if windows.len() <= 1 {
-            return self.bm25.insert(id, text);
-        }
-        for (p, (a, b)) in windows.into_iter().enumerate() {
-            self.bm25.insert(passage_key(id, p), &text[a..b]);
+    pub fn bm25_insert(&mut self, e: &Episode) {
+        for (key, text) in bm25_documents(e) {
+            self.bm25.insert(key, &text);
         }
     }
 
     /// Takes episode `id` out of BM25: by the terms of `text` when it is the indexed text (a few
     /// posting lists visited), by scanning every posting list otherwise.
-    fn bm25_remove(&mut self, id: u64, text: Option<&str>) {
+    fn bm25_remove(&mut self, id: u64, indexed: Option<&Episode>) {
         let mut removed = 0;
-        match text {
-            Some(t) if self.bm25.has(id) => self.bm25.remove_text(id, t),
-            Some(t) => {
-                for (p, (a, b)) in bm25_windows(t).into_iter().enumerate() {
-                    self.bm25.remove_text(passage_key(id, p), &t[a..b]);
-                    removed = p + 1;
+        match indexed {
+            Some(e) => {
+                for (key, text) in bm25_documents(e) {
+                    self.bm25.remove_text(key, &text);
+                    removed += usize::from(key != id);
                 }
             }
             None => self.bm25.remove(id),
         }
-        // Windows past those of `text` (or all, without it): their keys run on from there.
+        // Windows past those of `indexed` (or all, without it): their keys run on from there.
         for p in removed..MAX_BM25_WINDOWS {
             let key = passage_key(id, p);
             if !self.bm25.has(key) {
@@ -419,22 +436,43 @@ impl Space {
     }
 
     /// The best `n` episodes for `qterms` by BM25 among those `keep` accepts (each episode by
-    /// its best window), best first.
+    /// its best window, once), best first, with their episode ids.
     pub fn bm25_search(
         &self,
         qterms: &[String],
         n: usize,
         keep: impl Fn(u64) -> bool,
     ) -> Vec<crate::index::bm25::Hit> {
-        let mut hits =
-            self.bm25.search_terms(qterms, n.saturating_mul(2), |key| keep(episode_of(key)));
-        let mut seen = std::collections::HashSet::new();
-        hits.retain(|h| seen.insert(episode_of(h.id)));
-        hits.truncate(n);
+        // `search_terms` asks the filter in score order: an episode's first key is its best
+        // window, and later ones are turned away so they take no place among the `n`.
+        let seen = std::cell::RefCell::new(std::collections::HashSet::new());
+        let mut hits = self.bm25.search_terms(qterms, n, |key| {
+            let id = episode_of(key);
+            !seen.borrow().contains(&id) && keep(id) && seen.borrow_mut().insert(id)
+        });
         for h in hits.iter_mut() {
             h.id = episode_of(h.id);
         }
         hits
+    }
+
+    /// The `n` nearest episodes to `query` through the vector index among those `keep`
+    /// accepts, each by its best key (whole vector or passage), as (episode id, cosine).
+    pub fn vector_search(
+        &self,
+        query: &[f32],
+        n: usize,
+        keep: impl Fn(u64) -> bool,
+    ) -> Vec<(u64, f32)> {
+        // Every key the graph search reaches (its `ef_search` per segment and the exact
+        // delta), so the passages of a few long texts cannot crowd others out of the `n`.
+        let hits = self.vectors.search(query, usize::MAX, |key| keep(episode_of(key)));
+        let mut seen = std::collections::HashSet::new();
+        hits.into_iter()
+            .map(|(key, c)| (episode_of(key), c))
+            .filter(|(id, _)| seen.insert(*id))
+            .take(n)
+            .collect()
     }
 
     /// Puts episode `id`'s vector, and its passages' under [`passage_key`]s, in the index.
@@ -507,7 +545,7 @@ impl Space {
     pub fn index_vectors(&mut self, e: Episode, v: &TextVectors) {
         self.generation += 1;
         if e.is_live() {
-            self.bm25_insert(e.id, &e.search_text());
+            self.bm25_insert(&e);
             self.insert_vectors(e.id, v);
         }
         self.by_time.insert((e.created_at, e.id));
@@ -527,8 +565,8 @@ impl Space {
         // instead of all of them.
         match self.episodes.get(id) {
             Ok(Some(e)) if e.is_live() => {
-                let text = e.search_text();
-                self.bm25_remove(id, Some(&text));
+                let e = e.into_owned();
+                self.bm25_remove(id, Some(&e));
             }
             // Not live: not indexed (then this returns at once), or indexed by another path.
             _ => self.bm25_remove(id, None),
@@ -566,6 +604,7 @@ mod tests {
         let config = Config { vector_model: "host@1".into(), dim: 2, ..Config::default() };
         let mut e = Engine::new(MemoryStore::new(), config);
         let long: String = (0..300).map(|i| format!("word{i} ")).collect::<String>() + "needle.";
+        let windows = bm25_windows(&long).len();
         let docs = |e: &mut Engine<MemoryStore>| e.spaces.get("u").map_or(0, |s| s.bm25.len());
         let stored = |e: &mut Engine<MemoryStore>, text: &str| match e
             .remember("u", Episode::new(text, 1_000), Some(&[0.6, 0.8]))
@@ -576,7 +615,6 @@ mod tests {
         };
         let short = stored(&mut e, "a short memory");
         let id = stored(&mut e, &long);
-        let windows = bm25_windows(&long).len();
         assert!(windows >= 3, "{windows}");
         assert_eq!(docs(&mut e), 1 + windows);
         let space = e.spaces.get("u").unwrap();

@@ -297,3 +297,26 @@ test("context: rules whole and first, facts, recall, a budget that holds, and wo
   await m.taskEnd("ana", "t1");
   await assert.rejects(m.workingMemory("ana", "t1"), /task_start|start it/);
 });
+
+test("host-made passages: a long text found by its passage, named in the explanation", async () => {
+  const mem = await Mnemo.open(new MemoryStorage(), opts);
+  const text = "Week one: the tiler brought ceramic samples. Week two: the lockfile went stale after a manual bump.";
+  const cut = text.indexOf("Week two");
+  const whole = vec(text);
+  const r = await mem.remember("ana", {
+    text,
+    createdAt: T0,
+    passages: [
+      { start: 0, end: cut - 1, vector: Float32Array.from(vec(text.slice(0, cut - 1))) },
+      { start: cut, end: text.length, vector: vec(text.slice(cut)) },
+    ],
+  }, { vector: whole });
+  assert.equal(r.stored, true, JSON.stringify(r));
+  const q = "lockfile went stale";
+  const hit = (await mem.recall("ana", { text: q, k: 1, formula: "dense" }, { vector: vec(text.slice(cut)) })).hits[0];
+  assert.deepEqual(hit.explanation.passage, { index: 1, start: cut, end: text.length });
+  await assert.rejects(
+    mem.remember("ana", { text, createdAt: T0, passages: [{ start: 0, end: 999, vector: whole }] }, { vector: whole }),
+    /not a range/,
+  );
+});
