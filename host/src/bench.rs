@@ -1,12 +1,13 @@
 //! `mnemo-host bench`: the `mnemo bench` workload with the engine in the component. Texts are
-//! embedded natively by the host (as `mnemo bench` does), the vectors passed in, so the two
-//! rankings can be compared id for id.
+//! embedded natively by the host (as `mnemo bench` does: a long one as passages), the vectors
+//! passed in, so the two rankings can be compared id for id.
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::time::Instant;
 
 use mnemo::bench::{read_jsonl, Line};
+use mnemo::embed::passages;
 use mnemo::store::MemoryStore;
 use mnemo::{BertConfig, BertEmbedder, Embedder, Role};
 use serde_json::{json, Value};
@@ -40,7 +41,12 @@ pub fn run(opts: &Opts, a: &args::Bench) -> Result<(), String> {
     )
     .map_err(|e| e.to_string())?;
     eprintln!("mnemo-host bench: {} items, {} queries", items.len(), queries.len());
-    let item_vecs = embed(&mut embedder, &items, Role::Passage)?;
+    // Items as `mnemo bench` embeds them: a long text as passages, handed over in the episode.
+    let mut item_vecs = Vec::with_capacity(items.len());
+    for chunk in items.chunks(16) {
+        let texts: Vec<&str> = chunk.iter().map(|l| l.text.as_str()).collect();
+        item_vecs.extend(passages::embed_texts(&mut embedder, &texts).map_err(|e| e.to_string())?);
+    }
     let query_vecs = embed(&mut embedder, &queries, Role::Query)?;
     let model = embedder.model_id().to_string();
     let t = Instant::now();
@@ -51,8 +57,16 @@ pub fn run(opts: &Opts, a: &args::Bench) -> Result<(), String> {
     let mut ids: HashMap<(String, u64), String> = HashMap::new();
     let t = Instant::now();
     for (item, v) in items.iter().zip(&item_vecs) {
-        let e = json!({"text": item.text, "createdAt": item.ts, "refId": item.id});
-        let r = m.call(|g, s| g.call_remember(s, &item.ns, &e.to_string(), Some(v)))?;
+        let mut e = json!({"text": item.text, "createdAt": item.ts, "refId": item.id});
+        if !v.passages.is_empty() {
+            let p: Vec<Value> = v
+                .passages
+                .iter()
+                .map(|p| json!({"start": p.start, "end": p.end, "vector": p.vector}))
+                .collect();
+            e["passages"] = Value::Array(p);
+        }
+        let r = m.call(|g, s| g.call_remember(s, &item.ns, &e.to_string(), Some(&v.whole)))?;
         let r: Value = serde_json::from_str(&r).map_err(|e| e.to_string())?;
         let id = r["id"].as_u64().ok_or(format!("item {} discarded: {}", item.id, r["reason"]))?;
         ids.insert((item.ns.clone(), id), item.id.clone());

@@ -69,7 +69,8 @@ fn filter(v: &Value) -> Result<Filter> {
 }
 
 /// Settings from JSON: `vectorModel`, `dim`, `snapshotAfter`, `snapshotChunk`, and `keepAll`
-/// (the write policy discards nothing: benchmarks score retrieval, not the policy).
+/// (the write policy discards nothing and masks no secret: benchmarks score retrieval, not the
+/// policy; `mnemo bench` stores items the same way).
 pub fn config(options: &str) -> Result<Config> {
     let o = parse(options, "options")?;
     let mut config = Config::default();
@@ -89,6 +90,7 @@ pub fn config(options: &str) -> Result<Config> {
         config.policy.min_chars = 1;
         config.policy.discard_kinds.clear();
         config.policy.discard_containing.clear();
+        config.policy.secrets = super::policy::SecretAction::Keep;
     }
     Ok(config)
 }
