@@ -167,10 +167,8 @@ fn the_default_is_never_below_its_best_component_on_any_kind_of_question() {
                 // MNEMO_QUALITY_SHOW=CLASS: each query's top three with their scores.
                 if std::env::var("MNEMO_QUALITY_SHOW").is_ok_and(|c| c == class.class) {
                     println!(
-                        "  [{}] {:?} wants {:?} (nDCG {n:.2})",
-                        format!("{:?}", scoring.formula),
-                        q.text,
-                        q.relevant
+                        "  [{:?}] {:?} wants {:?} (nDCG {n:.2})",
+                        scoring.formula, q.text, q.relevant
                     );
                     for h in answer.hits.iter().take(3) {
                         let x = &h.explanation;
