@@ -124,7 +124,7 @@ export interface Explanation {
   cosine: number;
   sim: number;
   lex: number;
-  /** w: BM25's weight for this query, lexicalWeight × min(1, coverage / 0.5), coverage being the best candidate's share of the query's IDF mass. */
+  /** w: BM25's weight for this query, lexicalWeight (0.5) × min(1, coverage / 0.8), coverage being the best candidate's share of the query's IDF mass. */
   lexicalWeight: number;
   /** (1 − w)·sim + w·lex. */
   fused: number;

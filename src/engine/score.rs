@@ -5,7 +5,7 @@
 //! and because a fusion that trusts one retriever's scale loses what the other found.
 //! Balanced
 //!
-//! 0. weighs BM25 by how much of the query it can see: `w = 0.3 × min(1, coverage / 0.5)`,
+//! 0. weighs BM25 by how much of the query it can see: `w = 0.5 × min(1, coverage / 0.8)`,
 //!    where coverage is the best candidate's share of the query's IDF mass (the summed IDF of
 //!    its terms) — a paraphrase or a question in another language, whose words mostly occur
 //!    nowhere, leans on the cosine;
@@ -148,7 +148,7 @@ pub fn asks_about_the_past(query: &str) -> bool {
 }
 
 /// Default [`Scoring::full_coverage`].
-pub const FULL_COVERAGE: f32 = 0.5;
+pub const FULL_COVERAGE: f32 = 0.8;
 
 /// λ of procedural rules (they do not decay).
 pub const LAMBDA_PROCEDURAL: f32 = 0.0;
@@ -163,7 +163,7 @@ impl Default for Scoring {
             lambda: [0.04, 0.015, 0.005],
             tier_importance: [1.0, 1.2, 1.1],
             cosine_floor: 0.70,
-            lexical_weight: 0.3,
+            lexical_weight: 0.5,
             recency_floor: 0.75,
             sharpness: 1.0,
             shadow_cosine: 0.95,
@@ -182,14 +182,15 @@ impl Default for Scoring {
 
 impl Scoring {
     /// The scoring of mnemo before query function words were dropped and conversation context
-    /// added (releases up to the privacy work): BM25 over every query word, no stems, no
-    /// context, shadowing at cosine 0.92 with penalty 0.5. Stores written then answer with it
+    /// added (releases up to the privacy work): BM25 over every query word at weight 0.3, no
+    /// stems, no context, shadowing at cosine 0.92 with penalty 0.5. Stores written then answer with it
     /// exactly as they did, for texts of up to 128 words (a longer one is now scored by BM25's
     /// best window of it, whatever the scoring: `engine::space::Space::bm25_insert`).
     pub fn legacy() -> Self {
         Self {
             shadow_cosine: 0.92,
             shadow_penalty: 0.5,
+            lexical_weight: 0.3,
             context_weight: 0.0,
             skip_function_words: false,
             full_coverage: 0.0,
