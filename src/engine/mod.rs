@@ -387,12 +387,13 @@ impl<S: KvStore> Engine<S> {
             Some(v) => Some(checked_text_vectors(v, &episode.text, self.config.dim)?),
             None => None,
         };
-        let written = episode.text.clone();
+        let written =
+            given.as_ref().filter(|v| !v.passages.is_empty()).map(|_| episode.text.clone());
         if let Some(reason) = self.config.policy.sanitise(&mut episode) {
             return Ok(Remembered::Discarded { reason });
         }
         let given = given.map(|mut v| {
-            if episode.text != written {
+            if written.as_ref().is_some_and(|w| *w != episode.text) {
                 v.passages.clear();
             }
             v

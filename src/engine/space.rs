@@ -50,6 +50,10 @@ fn bm25_windows(text: &str) -> Vec<(usize, usize)> {
 /// [`passage_key`], each with the episode's verdict, situation and entities after it (what
 /// `search_text` appends belongs to every part of the text).
 pub(crate) fn bm25_documents(e: &Episode) -> Vec<(u64, String)> {
+    // The common case, a short text, without computing its word spans.
+    if e.text.split_whitespace().nth(BM25_WINDOW).is_none() {
+        return vec![(e.id, e.search_text())];
+    }
     let windows = bm25_windows(&e.text);
     if windows.len() <= 1 {
         return vec![(e.id, e.search_text())];
