@@ -161,6 +161,10 @@ pub struct Bench {
     /// overlapping passages (to measure what passages change)
     #[arg(long)]
     pub truncate: bool,
+    /// Embedders to run in parallel, each on a thread of its own with its own copy of the
+    /// model (vectors are the same whatever the count)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub threads: u64,
     /// How many ids to rank per query (at most 10000)
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=MAX_K))]
     pub k: u64,

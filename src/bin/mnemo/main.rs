@@ -3,6 +3,7 @@
 
 mod args;
 mod bench;
+mod bench_vectors;
 mod demo;
 mod learn;
 mod mcp;
