@@ -1,5 +1,6 @@
 //! Calendar arithmetic on Unix milliseconds (UTC), ISO-8601 parsing, and time expressions in
-//! queries ("last week", "ieri", "letzte Woche", "in March", "before the migration").
+//! queries ("last week", "ieri", "letzte Woche", "in March", "on 19 August, 2023", "between
+//! May 3 and May 9", "before the migration").
 //!
 //! The engine never reads a clock: every function takes `now` in ms.
 
@@ -7,6 +8,9 @@ use crate::error::{Error, Result};
 
 /// Milliseconds in a day.
 pub const DAY: i64 = 86_400_000;
+
+mod dates;
+pub use dates::WRITE_UP_DAYS;
 
 /// Days since 1970-01-01 of a civil date (proleptic Gregorian).
 pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
@@ -356,7 +360,10 @@ fn cut(query: &str, from: usize, to: usize) -> String {
     rest.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Finds the first time expression in `query`, resolved against `now`.
+/// Finds the first time expression in `query`, resolved against `now`. A date written out
+/// (`dates`: "on 19 August, 2023", "in July 2023", "between August 11 and August 15 2023",
+/// "before 2023-04-10") is looked for first, then relative phrases, months and weekdays, then
+/// "before/after" an event.
 ///
 /// A named month means its latest occurrence not after `now` ("in March" asked in February
 /// 2025 means March 2024). "N days/weeks ago" and "last N days" are understood in English.
@@ -373,6 +380,10 @@ pub fn parse_query_time(query: &str, now: i64) -> Option<TimeExpr> {
         phrase: query[w[i].1..w[j].2].to_string(),
         rest: cut(query, w[i].1, w[j].2),
     };
+    // Dates written out ("on 19 August, 2023", "between May 3 and May 9"): the most specific.
+    if let Some((win, i, j)) = dates::find(query, &w, now) {
+        return Some(mk(TimeRef::Window(win), i, j));
+    }
     // Relative phrases, longest first at each position.
     for i in 0..w.len() {
         let mut best: Option<(usize, char, i64)> = None;
