@@ -195,14 +195,7 @@ impl<S: KvStore> Engine<S> {
         let bound = Window { from: i64::MIN, to: now.saturating_add(1) };
         filter.window = intersect(window, Some(bound));
         let gap = context_gap(&scoring);
-        let mut qterms = if scoring.skip_function_words {
-            crate::index::bm25::query_terms(&text)
-        } else {
-            crate::index::bm25::all_query_terms(&text)
-        };
-        if !scoring.stems {
-            qterms.retain(|t| !crate::index::bm25::is_stem(t));
-        }
+        let mut qterms = query_terms(&scoring, &text);
         let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
         let cold = if query.include_cold {
             super::cold::cold_candidates(space, &self.store, &ns, &qterms, &qv, &filter, query.k)?
@@ -213,7 +206,11 @@ impl<S: KvStore> Engine<S> {
         let mut cands = candidates(space, &qterms, &qv, &filter, query.k, gap, now);
         let mut window_dropped = false;
         if cands.is_empty() && cold.is_empty() && window != query.filter.window {
+            // The time expression matched nothing: the query is read whole, its words included.
             filter.window = intersect(query.filter.window, Some(bound));
+            if text != query.text {
+                qterms = query_terms(&scoring, &query.text);
+            }
             cands = candidates(space, &qterms, &qv, &filter, query.k, gap, now);
             window_dropped = true;
         }
@@ -264,6 +261,19 @@ impl<S: KvStore> Engine<S> {
         }
         Ok(())
     }
+}
+
+/// The terms BM25 scores for `text` under `scoring` (function words and stems as it says).
+fn query_terms(scoring: &Scoring, text: &str) -> Vec<String> {
+    let mut terms = if scoring.skip_function_words {
+        crate::index::bm25::query_terms(text)
+    } else {
+        crate::index::bm25::all_query_terms(text)
+    };
+    if !scoring.stems {
+        terms.retain(|t| !crate::index::bm25::is_stem(t));
+    }
+    terms
 }
 
 fn intersect(a: Option<Window>, b: Option<Window>) -> Option<Window> {

@@ -16,7 +16,9 @@
 //! are also ordinary words ("may 3 users log in"), so with a day and no year they count as a
 //! month only after a cue such as "on", "in", "before" or "between".
 
-use super::{civil_from_days, days_from_civil, days_in_month, Window, DAY, MONTHS};
+use super::{
+    civil_from_days, days_from_civil, days_in_month, Window, DAY, MONTHS, NUMBER_WORDS, WEEKDAYS,
+};
 
 /// Days after the last day a date names that its window still covers: memories about a day
 /// are often written the day after.
@@ -220,7 +222,16 @@ pub(super) fn find(q: &str, w: &Words, now: i64) -> Option<(Window, usize, usize
             continue;
         };
         let open = |a: &[&str]| prev.is_some_and(|p| a.contains(&p));
-        let (win, start) = if open(BEFORE) {
+        // "the week before August 3", "two days after 2023-05-01", "the Sunday before …".
+        let span = if open(BEFORE) || open(AFTER) { span_before(w, i - 1) } else { None };
+        let (win, start) = if let Some((n, first_word)) = span {
+            let win = if open(BEFORE) {
+                Window { from: (from - n) * DAY, to: (from + WRITE_UP_DAYS) * DAY }
+            } else {
+                Window { from: to * DAY, to: (to + n + WRITE_UP_DAYS) * DAY }
+            };
+            (win, first_word)
+        } else if open(BEFORE) {
             (Window { from: i64::MIN, to: (from + WRITE_UP_DAYS) * DAY }, i - 1)
         } else if open(AFTER) {
             (Window { from: to * DAY, to: now.saturating_add(1) }, i - 1)
@@ -233,6 +244,52 @@ pub(super) fn find(q: &str, w: &Words, now: i64) -> Option<(Window, usize, usize
         return Some((win, start, end));
     }
     None
+}
+
+/// Units of a span before or after a date ("the week before …"), in days: a weekend is looked
+/// for in the week, a weekday in the week too.
+const SPANS: &[(&str, i64)] = &[
+    ("day", 1),
+    ("days", 1),
+    ("night", 1),
+    ("week", 7),
+    ("weeks", 7),
+    ("weekend", 7),
+    ("month", 31),
+    ("months", 31),
+    ("year", 366),
+];
+
+/// The span named before the "before"/"after" at word `cue` ("the week", "two weeks", "a few
+/// days", "the Sunday"), in days, with the index of its first word.
+fn span_before(w: &Words, cue: usize) -> Option<(i64, usize)> {
+    let unit = word(w, cue.checked_sub(1)?)?;
+    let per = SPANS
+        .iter()
+        .find(|(u, _)| *u == unit)
+        .map(|(_, d)| *d)
+        .or_else(|| WEEKDAYS.iter().any(|names| names.contains(&unit)).then_some(7))?;
+    let count = cue.checked_sub(2).and_then(|k| {
+        let c = word(w, k)?;
+        let n = c
+            .parse::<i64>()
+            .ok()
+            .or_else(|| NUMBER_WORDS.iter().position(|x| *x == c).map(|n| n as i64));
+        match (n, c) {
+            (Some(n), _) if (1..=60).contains(&n) => Some((n, k)),
+            (_, "the" | "a" | "that") => Some((1, k)),
+            (_, "few") => Some((3, k)),
+            _ => None,
+        }
+    });
+    let (n, first) = count.unwrap_or((1, cue - 1));
+    // "a few days": the article before "few" belongs to the phrase.
+    let first = if first > 0 && word(w, first) == Some("few") && word(w, first - 1) == Some("a") {
+        first - 1
+    } else {
+        first
+    };
+    Some((n * per, first))
 }
 
 /// "between 11 and 15 August [2023]", "dal 3 al 9 giugno": a range whose first end is a day
@@ -292,7 +349,7 @@ mod tests {
         }
         let (_, _, rest) =
             read("What food did Sam share a photo of on 19 August, 2023?", now).unwrap();
-        assert_eq!(rest, "What food did Sam share a photo of ?");
+        assert_eq!(rest, "What food did Sam share a photo of on 19 August, 2023?");
         // No year: the latest such day not after now.
         assert_eq!(days("what did we ship on 19 August", now), pair("2023-08-19", "2023-08-20"));
         assert_eq!(days("what did we ship on 2 March", now), pair("2024-03-02", "2024-03-03"));
@@ -320,6 +377,20 @@ mod tests {
         let after = days("errors after 2024-03-01", now);
         assert_eq!(after, pair("2024-03-02", "2024-03-10"));
         assert_eq!(days("everything since March 2024", now).0, "2024-03-01");
+        // A span before or after a date: up to the date itself, for write-ups made on it.
+        assert_eq!(
+            days("What did John do the week before August 3, 2023 with his kids?", now),
+            pair("2023-07-27", "2023-08-03")
+        );
+        assert_eq!(
+            days("her puppy, got two weeks before August 11, 2023", now),
+            pair("2023-07-28", "2023-08-11")
+        );
+        assert_eq!(
+            days("shown on the Sunday before October 25, 2022", now),
+            pair("2022-10-18", "2022-10-25")
+        );
+        assert_eq!(days("a few days after 2024-03-01", now), pair("2024-03-02", "2024-03-05"));
     }
 
     #[test]

@@ -166,7 +166,8 @@ pub struct TimeExpr {
     pub reference: TimeRef,
     /// The phrase as it appeared.
     pub phrase: String,
-    /// The query with the phrase removed (what is searched for).
+    /// What is searched for: the query with a relative phrase removed ("last week" names no
+    /// content), or the whole query for a date written out (a memory may say "19 August").
     pub rest: String,
 }
 
@@ -381,8 +382,10 @@ pub fn parse_query_time(query: &str, now: i64) -> Option<TimeExpr> {
         rest: cut(query, w[i].1, w[j].2),
     };
     // Dates written out ("on 19 August, 2023", "between May 3 and May 9"): the most specific.
+    // Its words stay in what is searched for: a memory may say the date ("the calendar for
+    // 2024-11-27", "the meeting on 19 August").
     if let Some((win, i, j)) = dates::find(query, &w, now) {
-        return Some(mk(TimeRef::Window(win), i, j));
+        return Some(TimeExpr { rest: query.to_string(), ..mk(TimeRef::Window(win), i, j) });
     }
     // Relative phrases, longest first at each position.
     for i in 0..w.len() {
