@@ -74,6 +74,21 @@ fn queries_never_see_the_future_and_read_time_expressions() {
     // A window with nothing in it is dropped rather than answering nothing.
     let r = e.recall("ana", &Query::new("billing in March", 5), now).unwrap();
     assert!(r.window_dropped && r.hits.len() == 2);
+    // A date written out is a window too: the day named and the next.
+    for q in ["what did we decide on 12 November 2024 about billing", "billing on 2024-11-12"] {
+        let r = e.recall("ana", &Query::new(q, 5), now).unwrap();
+        assert_eq!(r.hits.iter().map(|h| h.episode.id).collect::<Vec<_>>(), vec![old], "{q}");
+    }
+    let r =
+        e.recall("ana", &Query::new("billing between 18 and 19 November 2024", 5), now).unwrap();
+    assert_eq!(r.hits.iter().map(|h| h.episode.id).collect::<Vec<_>>(), vec![new]);
+    // A date that holds no memory is dropped, and its words are searched for: the calendar
+    // entry that names the day is found by them.
+    let cal = remember(&mut e, "calendar for 2025-01-15: dentist at 9", "2024-11-19T08:00:00Z");
+    let r = e.recall("ana", &Query::new("what is on the calendar for 2025-01-15", 1), now).unwrap();
+    assert!(r.window_dropped);
+    assert_eq!(r.hits[0].episode.id, cal);
+    assert!(r.hits[0].explanation.bm25 > 0.0, "the date's words matched");
 }
 
 #[test]

@@ -125,14 +125,14 @@ const CONTROL_TOKENS: &[&str] = &[
     "### system",
 ];
 
-struct Slot<'a> {
+struct Slot {
     /// Alternatives, each a run of words.
-    alts: Vec<Vec<&'a str>>,
+    alts: Vec<Vec<String>>,
     /// Other words allowed before this slot.
     gap: usize,
 }
 
-fn compile(pattern: &str) -> Vec<Slot<'_>> {
+fn compile(pattern: &str) -> Vec<Slot> {
     let mut slots = Vec::new();
     let mut gap = 0;
     for part in pattern.split(' ') {
@@ -140,7 +140,7 @@ fn compile(pattern: &str) -> Vec<Slot<'_>> {
             gap = n.parse().unwrap_or(0);
             continue;
         }
-        let alts = part.split('|').map(|a| a.split('+').collect()).collect();
+        let alts = part.split('|').map(|a| a.split('+').map(str::to_string).collect()).collect();
         slots.push(Slot { alts, gap });
         gap = 0;
     }
@@ -148,21 +148,70 @@ fn compile(pattern: &str) -> Vec<Slot<'_>> {
 }
 
 /// Does `slots` match `words` starting exactly at `at`?
-fn matches_at(slots: &[Slot<'_>], words: &[String], at: usize) -> bool {
+fn matches_at(slots: &[Slot], words: &[String], at: usize) -> bool {
     let Some((slot, rest)) = slots.split_first() else { return true };
-    let lens: Vec<usize> = slot
-        .alts
-        .iter()
-        .filter(|alt| {
-            alt.len() <= words.len().saturating_sub(at)
-                && alt.iter().zip(&words[at..]).all(|(a, w)| a == w)
-        })
-        .map(Vec::len)
-        .collect();
-    lens.into_iter().any(|len| {
-        let next = at + len;
-        let gap = rest.first().map_or(0, |s| s.gap);
-        (0..=gap).any(|skip| next + skip <= words.len() && matches_at(rest, words, next + skip))
+    let gap = rest.first().map_or(0, |s| s.gap);
+    slot.alts.iter().any(|alt| {
+        alt.len() <= words.len().saturating_sub(at)
+            && alt.iter().zip(&words[at..]).all(|(a, w)| a == w)
+            && (0..=gap).any(|skip| {
+                let next = at + alt.len() + skip;
+                next <= words.len() && matches_at(rest, words, next)
+            })
+    })
+}
+
+/// A pattern compiled once: its class, weight and slots.
+struct Compiled {
+    class: &'static str,
+    weight: u8,
+    slots: Vec<Slot>,
+    /// Tried only when neither of the two patterns before it matched.
+    fallback: bool,
+}
+
+/// [`PATTERNS`] and [`USER_CHANGED`] compiled, in the order they are tried, with an index
+/// from each word a pattern can start with to the patterns that do. A user-changed triple
+/// gives three patterns: who–what–change, what–who–change (weight 2, `user-changed`), and
+/// what–change alone (weight 1, `field-changed`), tried only when the first two fail.
+struct Detector {
+    patterns: Vec<Compiled>,
+    starts: std::collections::HashMap<String, Vec<usize>>,
+}
+
+fn detector() -> &'static Detector {
+    static ALL: std::sync::OnceLock<Detector> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut patterns: Vec<Compiled> = PATTERNS
+            .iter()
+            .map(|(class, weight, p)| Compiled {
+                class,
+                weight: *weight,
+                slots: compile(p),
+                fallback: false,
+            })
+            .collect();
+        for (who, what, change) in USER_CHANGED {
+            for (class, weight, p, fallback) in [
+                ("user-changed", 2, format!("{who} [3] {what} [3] {change}"), false),
+                ("user-changed", 2, format!("{what} [3] {who} [3] {change}"), false),
+                ("field-changed", 1, format!("{what} [3] {change}"), true),
+            ] {
+                patterns.push(Compiled { class, weight, slots: compile(&p), fallback });
+            }
+        }
+        let mut starts: std::collections::HashMap<String, Vec<usize>> = Default::default();
+        for (i, p) in patterns.iter().enumerate() {
+            for alt in p.slots.first().map(|s| s.alts.as_slice()).unwrap_or_default() {
+                if let Some(w) = alt.first() {
+                    let list = starts.entry(w.clone()).or_default();
+                    if list.last() != Some(&i) {
+                        list.push(i);
+                    }
+                }
+            }
+        }
+        Detector { patterns, starts }
     })
 }
 
@@ -173,29 +222,29 @@ pub fn instruction_like(text: &str) -> Option<&'static str> {
         return Some("control-token");
     }
     let words = words(text);
-    let found = |pattern: &str| {
-        let slots = compile(pattern);
-        (0..words.len()).any(|at| matches_at(&slots, &words, at))
-    };
+    let d = detector();
+    // The patterns that can start at one of the text's words; the others cannot match.
+    let mut candidate = vec![false; d.patterns.len()];
+    for w in &words {
+        for &i in d.starts.get(w.as_str()).map(Vec::as_slice).unwrap_or_default() {
+            candidate[i] = true;
+        }
+    }
     // Each class counts once, with its strongest cue.
     let mut score: Vec<(&'static str, u8)> = Vec::new();
     let mut add = |class: &'static str, weight: u8| match score.iter_mut().find(|c| c.0 == class) {
         Some(c) => c.1 = c.1.max(weight),
         None => score.push((class, weight)),
     };
-    for (class, weight, pattern) in PATTERNS {
-        if found(pattern) {
-            add(class, *weight);
+    let mut hit: Vec<bool> = Vec::with_capacity(d.patterns.len());
+    for (i, p) in d.patterns.iter().enumerate() {
+        let n = hit.len();
+        let tried = candidate[i] && (!p.fallback || (n >= 2 && !hit[n - 1] && !hit[n - 2]));
+        let matched = tried && (0..words.len()).any(|at| matches_at(&p.slots, &words, at));
+        if matched {
+            add(p.class, p.weight);
         }
-    }
-    for (who, what, change) in USER_CHANGED {
-        if found(&format!("{who} [3] {what} [3] {change}"))
-            || found(&format!("{what} [3] {who} [3] {change}"))
-        {
-            add("user-changed", 2);
-        } else if found(&format!("{what} [3] {change}")) {
-            add("field-changed", 1); // "Sarah's phone number changed": weight 1, no user named
-        }
+        hit.push(matched);
     }
     let total: u32 = score.iter().map(|c| u32::from(c.1)).sum();
     score.sort_by_key(|c| std::cmp::Reverse(c.1));
