@@ -26,10 +26,11 @@ const SLACK: f64 = 0.005;
 /// Classes where the default is still below its best component, with the nDCG@10 it must not
 /// fall under (today's figure). A paraphrase shares few words with its answer but often some
 /// with a distractor, and BM25 (weighted by how much of the query it matches) still pulls the
-/// distractor up: 0.767 against 0.910 for E5 alone. The buried lesson lost 0.005 (0.905
-/// against 0.910) when BM25 began indexing stems, which match the routine successes' words in
-/// more forms. Closing them is open work; the test fails if either gets worse.
-const KNOWN_GAPS: &[(&str, f64)] = &[("paraphrase", 0.76), ("buried-lesson", 0.90)];
+/// distractor up: 0.812 against 0.910 for E5 alone (0.767 before the cosine floor moved from
+/// 0.70 to 0.76). The buried lesson lost 0.005 (0.905 against 0.910) when BM25 began indexing
+/// stems, which match the routine successes' words in more forms. Closing them is open work;
+/// the test fails if either gets worse.
+const KNOWN_GAPS: &[(&str, f64)] = &[("paraphrase", 0.80), ("buried-lesson", 0.90)];
 
 #[derive(serde::Deserialize)]
 struct Set {
