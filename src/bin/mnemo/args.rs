@@ -165,6 +165,10 @@ pub struct Bench {
     /// model (vectors are the same whatever the count)
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub threads: u64,
+    /// The model (`--model`) takes no `query: ` / `passage: ` prefixes: a sentence-transformers
+    /// model such as all-MiniLM-L6-v2 (`tools/fetch-minilm`), to compare dense retrievers
+    #[arg(long)]
+    pub plain_model: bool,
     /// How many ids to rank per query (at most 10000)
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=MAX_K))]
     pub k: u64,

@@ -20,8 +20,12 @@ pub fn run(g: &Globals, a: &args::Bench) -> Result<(), String> {
     let queries = read_jsonl(&a.queries, "qid")?;
     let k = a.k as usize;
     eprintln!("mnemo bench: {} items, {} queries, k={k}", items.len(), queries.len());
-    let mut embedders =
-        Embedders::new(&g.model_dir(), a.threads as usize, a.vector_cache.as_deref())?;
+    let mut embedders = Embedders::new(
+        &g.model_dir(),
+        a.plain_model,
+        a.threads as usize,
+        a.vector_cache.as_deref(),
+    )?;
     let item_vecs = if a.truncate {
         embedders
             .whole(&items, Role::Passage, "items")?

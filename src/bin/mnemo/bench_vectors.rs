@@ -81,16 +81,24 @@ impl Cached for TextVectors {
 /// Embedders for `mnemo bench`: the first loaded up front, the others when there is work.
 pub struct Embedders {
     model_dir: PathBuf,
+    /// A model without E5's `query: ` / `passage: ` prefixes (`mnemo bench --plain-model`).
+    plain: bool,
     loaded: Vec<Mutex<BertEmbedder>>,
     threads: usize,
     cache: Option<PathBuf>,
 }
 
 impl Embedders {
-    pub fn new(model_dir: &Path, threads: usize, cache: Option<&Path>) -> Result<Self, String> {
-        let first = crate::load(model_dir)?;
+    pub fn new(
+        model_dir: &Path,
+        plain: bool,
+        threads: usize,
+        cache: Option<&Path>,
+    ) -> Result<Self, String> {
+        let first = load(model_dir, plain)?;
         Ok(Self {
             model_dir: model_dir.to_path_buf(),
+            plain,
             loaded: vec![Mutex::new(first)],
             threads: threads.max(1),
             cache: cache.map(Path::to_path_buf),
@@ -180,7 +188,7 @@ impl Embedders {
         let chunks: Vec<&[Line]> = block.chunks(CHUNK).collect();
         let wanted = self.threads.min(chunks.len()).max(1);
         while self.loaded.len() < wanted {
-            self.loaded.push(Mutex::new(crate::load(&self.model_dir)?));
+            self.loaded.push(Mutex::new(load(&self.model_dir, self.plain)?));
         }
         let next = AtomicUsize::new(0);
         let done: Mutex<Vec<Option<Vec<T>>>> =
@@ -227,6 +235,16 @@ impl Embedders {
         }
         Ok(out)
     }
+}
+
+/// The model in `dir`: the default E5 settings, or `plain` (no prefixes, the tokenizer's own
+/// length limit), named after the directory.
+fn load(dir: &Path, plain: bool) -> Result<BertEmbedder, String> {
+    if !plain {
+        return crate::load(dir);
+    }
+    let name = dir.file_name().map_or("plain".into(), |n| n.to_string_lossy().into_owned());
+    BertEmbedder::from_dir(dir, mnemo::BertConfig::plain(name)).map_err(|e| e.to_string())
 }
 
 /// The cache file in `dir` for `lines` embedded as `tag` (model, role or layout).
