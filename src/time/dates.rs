@@ -233,10 +233,10 @@ pub(super) fn find(q: &str, w: &Words, now: i64) -> Option<(Window, usize, usize
             (win, first_word)
         } else if open(BEFORE) {
             (Window { from: i64::MIN, to: (from + WRITE_UP_DAYS) * DAY }, i - 1)
-        } else if open(AFTER) {
-            (Window { from: to * DAY, to: now.saturating_add(1) }, i - 1)
-        } else if open(SINCE) {
-            (Window { from: from * DAY, to: now.saturating_add(1) }, i - 1)
+        } else if open(AFTER) || open(SINCE) {
+            // Up to now; a date still to come gives an empty window, never an inverted one.
+            let start = if open(AFTER) { to * DAY } else { from * DAY };
+            (Window { from: start, to: now.saturating_add(1).max(start) }, i - 1)
         } else {
             let start = if open(CUES) { i - 1 } else { i };
             (Window { from: from * DAY, to: (to + WRITE_UP_DAYS) * DAY }, start)
@@ -391,6 +391,57 @@ mod tests {
             pair("2022-10-18", "2022-10-25")
         );
         assert_eq!(days("a few days after 2024-03-01", now), pair("2024-03-02", "2024-03-05"));
+    }
+
+    #[test]
+    fn no_arrangement_of_date_words_panics() {
+        // Every sequence of up to four of these, at ordinary and extreme clocks: windows must
+        // come out ordered or not at all.
+        let vocab = [
+            "on",
+            "between",
+            "and",
+            "before",
+            "the",
+            "week",
+            "two",
+            "31",
+            "29",
+            "1st",
+            "9999",
+            "1000",
+            "february",
+            "may",
+            "2023-02-29",
+            "-",
+            "/",
+            "de",
+            "since",
+            "after",
+        ];
+        let clocks =
+            [parse_iso8601("2024-03-10").unwrap(), 0, super::super::MIN_NOW, super::super::MAX_NOW];
+        let n = vocab.len();
+        for len in 1..=4u32 {
+            for code in 0..n.pow(len) {
+                let mut c = code;
+                let words: Vec<&str> = (0..len)
+                    .map(|_| {
+                        let w = vocab[c % n];
+                        c /= n;
+                        w
+                    })
+                    .collect();
+                let q = words.join(" ");
+                for now in clocks {
+                    if let Some(e) = parse_query_time(&q, now) {
+                        if let TimeRef::Window(w) = e.reference {
+                            assert!(w.from <= w.to, "{q:?} at {now}: {w:?}");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
