@@ -206,7 +206,8 @@ impl<S: KvStore> Engine<S> {
         let mut cands = candidates(space, &qterms, &qv, &filter, query.k, gap, now);
         let mut window_dropped = false;
         if cands.is_empty() && cold.is_empty() && window != query.filter.window {
-            // The time expression matched nothing: the query is read whole, its words included.
+            // The time expression matched nothing: BM25 reads the query whole, the words of a
+            // relative phrase included (the vector stays the one made without them).
             filter.window = intersect(query.filter.window, Some(bound));
             if text != query.text {
                 qterms = query_terms(&scoring, &query.text);

@@ -17,7 +17,8 @@
 //! month only after a cue such as "on", "in", "before" or "between".
 
 use super::{
-    civil_from_days, days_from_civil, days_in_month, Window, DAY, MONTHS, NUMBER_WORDS, WEEKDAYS,
+    civil_from_days, days_from_civil, days_in_month, month_window, Window, DAY, MONTHS,
+    NUMBER_WORDS, WEEKDAYS,
 };
 
 /// Days after the last day a date names that its window still covers: memories about a day
@@ -172,8 +173,8 @@ fn days(d: Written, today: i64, year: Option<i64>) -> Option<(i64, i64)> {
             (first, first + 1)
         }
         (Some(m), None) => {
-            let (ny, nm) = if m == 12 { (y + 1, 1) } else { (y, m + 1) };
-            (days_from_civil(y, m, 1), days_from_civil(ny, nm, 1))
+            let w = month_window(y, m);
+            (w.from / DAY, w.to / DAY)
         }
         _ => (days_from_civil(y, 1, 1), days_from_civil(y + 1, 1, 1)),
     })
@@ -190,15 +191,11 @@ pub(super) fn find(q: &str, w: &Words, now: i64) -> Option<(Window, usize, usize
         if i < skip_to {
             continue;
         }
-        let (first, end) = match date_at(q, w, i) {
-            Some(x) => x,
-            None => match year_at(w, i) {
-                Some(y) => (y, i),
-                None => match range_of_days(q, w, i, today) {
-                    Some(found) => return Some(found),
-                    None => continue,
-                },
-            },
+        let Some((first, end)) = date_at(q, w, i).or_else(|| year_at(w, i).map(|y| (y, i))) else {
+            match range_of_days(q, w, i, today) {
+                Some(found) => return Some(found),
+                None => continue,
+            }
         };
         let prev = if i > 0 { word(w, i - 1) } else { None };
         // "between August 11 and August 15 2023", "from 3 June to 9 June".
@@ -451,7 +448,7 @@ mod tests {
             "may 3 users log in at once",
             "timeout in 2000 ms",
             "the 2023 roadmap",
-            "issue 19 of the tracker",
+            "ticket 19 of the tracker",
             "what happened on 30 February 2023",
             "port 8080",
         ] {

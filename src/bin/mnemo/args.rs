@@ -162,7 +162,8 @@ pub struct Bench {
     #[arg(long)]
     pub truncate: bool,
     /// Embedders to run in parallel, each on a thread of its own with its own copy of the
-    /// model (vectors are the same whatever the count)
+    /// model (vectors agree whatever the count, up to float rounding: a text repeated in the items
+    /// may be taken from one embedder's cache or embedded in another batch)
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub threads: u64,
     /// The model (`--model`) takes no `query: ` / `passage: ` prefixes: a sentence-transformers

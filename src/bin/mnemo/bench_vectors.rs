@@ -9,8 +9,7 @@
 //!   passage `start:u32 end:u32` (UTF-8 byte offsets) and its vector, little-endian.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use mnemo::bench::Line;
@@ -25,6 +24,9 @@ const CHUNK: usize = 16;
 
 /// What one thread runs on a chunk of texts with its own embedder.
 type EmbedFn<T> = dyn Fn(&mut BertEmbedder, &[&str]) -> mnemo::Result<Vec<T>> + Sync;
+
+/// What one thread embedded: (chunk index, the chunk's vectors) in the order it took them.
+type Embedded<T> = Vec<(usize, Vec<T>)>;
 
 /// A vector layout that can be written to and read from a cache file.
 trait Cached: Sized + Send {
@@ -83,7 +85,7 @@ pub struct Embedders {
     model_dir: PathBuf,
     /// A model without E5's `query: ` / `passage: ` prefixes (`mnemo bench --plain-model`).
     plain: bool,
-    loaded: Vec<Mutex<BertEmbedder>>,
+    loaded: Vec<BertEmbedder>,
     threads: usize,
     cache: Option<PathBuf>,
 }
@@ -99,7 +101,7 @@ impl Embedders {
         Ok(Self {
             model_dir: model_dir.to_path_buf(),
             plain,
-            loaded: vec![Mutex::new(first)],
+            loaded: vec![first],
             threads: threads.max(1),
             cache: cache.map(Path::to_path_buf),
         })
@@ -107,7 +109,7 @@ impl Embedders {
 
     /// The first embedder, for what is asked of the model rather than run on it.
     pub fn first(&mut self) -> &mut BertEmbedder {
-        self.loaded[0].get_mut().unwrap_or_else(|p| p.into_inner())
+        &mut self.loaded[0]
     }
 
     /// One vector per line, embedded whole in `role`.
@@ -188,52 +190,72 @@ impl Embedders {
         let chunks: Vec<&[Line]> = block.chunks(CHUNK).collect();
         let wanted = self.threads.min(chunks.len()).max(1);
         while self.loaded.len() < wanted {
-            self.loaded.push(Mutex::new(load(&self.model_dir, self.plain)?));
+            self.loaded.push(load(&self.model_dir, self.plain)?);
         }
-        let next = AtomicUsize::new(0);
-        let done: Mutex<Vec<Option<Vec<T>>>> =
-            Mutex::new((0..chunks.len()).map(|_| None).collect());
-        let failed: Mutex<Option<String>> = Mutex::new(None);
-        std::thread::scope(|s| {
-            for slot in self.loaded.iter().take(wanted) {
-                s.spawn(|| {
-                    let mut e = slot.lock().unwrap_or_else(|p| p.into_inner());
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(chunk) = chunks.get(i) else { break };
-                        if failed.lock().map(|f| f.is_some()).unwrap_or(true) {
-                            break;
-                        }
-                        let texts: Vec<&str> = chunk.iter().map(|l| l.text.as_str()).collect();
-                        match embed(&mut e, &texts) {
-                            Ok(v) if v.len() == texts.len() => {
-                                if let Ok(mut d) = done.lock() {
-                                    d[i] = Some(v);
-                                }
-                                bar.inc(chunk.len() as u64);
-                            }
-                            Ok(v) => {
-                                let msg = format!("{} vectors for {} texts", v.len(), texts.len());
-                                *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(msg);
-                            }
-                            Err(err) => {
-                                let msg = format!("item {}: {err}", chunk[0].id);
-                                *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(msg);
-                            }
-                        }
-                    }
-                });
-            }
+        let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
+        let queue = Queue { chunks: &chunks, next: &next, stop: &stop };
+        let results: Vec<Result<Embedded<T>, String>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (self.loaded.iter_mut().take(wanted))
+                .map(|e| s.spawn(move || queue.work(e, embed, bar)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err("an embedding thread panicked".into())))
+                .collect()
         });
-        if let Some(msg) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            return Err(msg);
+        let mut by_chunk: Vec<Option<Vec<T>>> = (0..chunks.len()).map(|_| None).collect();
+        for r in results {
+            for (i, v) in r? {
+                by_chunk[i] = Some(v);
+            }
         }
-        let done = done.into_inner().unwrap_or_else(|p| p.into_inner());
         let mut out = Vec::with_capacity(block.len());
-        for v in done {
+        for v in by_chunk {
             out.extend(v.ok_or("a chunk of texts was left without vectors")?);
         }
         Ok(out)
+    }
+}
+
+/// The chunks of a block shared by the embedding threads: each takes the next one not taken.
+#[derive(Clone, Copy)]
+struct Queue<'a> {
+    chunks: &'a [&'a [Line]],
+    next: &'a AtomicUsize,
+    /// Set by the first thread that meets an error: the others stop before their next chunk.
+    stop: &'a AtomicBool,
+}
+
+impl Queue<'_> {
+    /// One thread's share: the chunks it embedded with `e`, by index, or the first error.
+    fn work<T: Cached>(
+        self,
+        e: &mut BertEmbedder,
+        embed: &EmbedFn<T>,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<Embedded<T>, String> {
+        let mut got = Vec::new();
+        while !self.stop.load(Ordering::Relaxed) {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(chunk) = self.chunks.get(i) else { break };
+            let texts: Vec<&str> = chunk.iter().map(|l| l.text.as_str()).collect();
+            let v = match embed(e, &texts) {
+                Ok(v) if v.len() == texts.len() => Ok(v),
+                Ok(v) => Err(format!("{} vectors for {} texts", v.len(), texts.len())),
+                Err(err) => Err(format!("item {}: {err}", chunk[0].id)),
+            };
+            match v {
+                Ok(v) => {
+                    bar.inc(chunk.len() as u64);
+                    got.push((i, v));
+                }
+                Err(msg) => {
+                    self.stop.store(true, Ordering::Relaxed);
+                    return Err(msg);
+                }
+            }
+        }
+        Ok(got)
     }
 }
 
