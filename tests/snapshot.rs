@@ -124,7 +124,8 @@ fn a_snapshot_open_answers_as_the_engine_that_wrote_it_after_later_changes() {
     match b.opened("ana") {
         Some(Opened::Snapshot { watermark, replayed, refreshed }) => {
             assert_eq!((*watermark, *replayed), (301, 40));
-            assert!(*refreshed >= 7, "two status changes and five touches: {refreshed}");
+            // The touches are not: their statistics come back from the retrieval log.
+            assert_eq!(*refreshed, 2, "two episodes changed status");
         }
         other => panic!("not opened from the snapshot: {other:?}"),
     }
@@ -147,6 +148,132 @@ fn a_snapshot_open_answers_as_the_engine_that_wrote_it_after_later_changes() {
     assert!(matches!(c.opened("ana"), Some(Opened::Snapshot { replayed: 0, refreshed: 0, .. })));
     assert_eq!(answers(&mut c), want);
     assert_eq!(everything(&mut c), want_eps);
+}
+
+/// A store that counts what each batch writes.
+struct Counting {
+    inner: MemoryStore,
+    /// (puts, bytes of keys and values) of every batch written.
+    batches: Vec<(usize, usize)>,
+}
+
+impl KvStore for Counting {
+    fn get(&self, key: &[u8]) -> mnemo::Result<Option<Vec<u8>>> {
+        self.inner.get(key)
+    }
+    fn scan(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> mnemo::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        self.inner.scan(prefix, after, limit)
+    }
+    fn write(&mut self, batch: &Batch) -> mnemo::Result<()> {
+        let (mut puts, mut bytes) = (0, 0);
+        for op in batch.ops() {
+            match op {
+                mnemo::store::Op::Put(k, v) => {
+                    (puts, bytes) = (puts + 1, bytes + k.len() + v.len())
+                }
+                mnemo::store::Op::Delete(k) => bytes += k.len(),
+            }
+        }
+        self.batches.push((puts, bytes));
+        self.inner.write(batch)
+    }
+}
+
+/// Reopens the engine's store in a new engine, as after a restart, and loads "ana".
+fn reopen(e: Engine<Counting>) -> Engine<Counting> {
+    let mut b = engine(e.into_store());
+    b.load("ana").unwrap();
+    b
+}
+
+#[test]
+fn a_recall_writes_one_small_record_and_its_access_statistics_survive_a_restart() {
+    let mut a = engine(Counting { inner: MemoryStore::new(), batches: Vec::new() });
+    add(&mut a, 0, 200);
+    a.maintain(true).unwrap();
+    let at = |i: i64| T0 + 100 * DAY + i * 60_000;
+    let queries = ["deploy cache", "invoice billing", "rollback migration", "worker quota"];
+    let before = a.store().batches.len();
+    for i in 0..40 {
+        let r = a.recall("ana", &Query::new(queries[i as usize % 4], 8), at(i)).unwrap();
+        assert!(r.retrieval_id.is_some());
+    }
+    let recalls = &a.store().batches[before..];
+    assert_eq!(recalls.len(), 40);
+    // The first also stores the fold mark; every other one writes its retrieval record alone.
+    assert_eq!(recalls[0].0, 2, "{:?}", recalls[0]);
+    for (i, &(puts, bytes)) in recalls.iter().enumerate().skip(1) {
+        assert_eq!(puts, 1, "recall {i} wrote {puts} records");
+        assert!(bytes < 200, "recall {i} wrote {bytes} bytes");
+    }
+    let want = everything(&mut a);
+    assert!(want.iter().any(|e| e.access_count >= 10), "popular episodes were recalled often");
+    let mut a = reopen(a);
+    assert_eq!(everything(&mut a), want, "replayed from the retrieval log");
+
+    // A status change folds the statistics into the records; none is counted twice.
+    let popular = want.iter().max_by_key(|e| e.access_count).unwrap().id;
+    a.set_status("ana", popular, Status::Superseded).unwrap();
+    let folded = *a.store().batches.last().unwrap();
+    assert!(folded.0 > 2, "the status change carried the pending records: {folded:?}");
+    let want = everything(&mut a);
+    let mut a = reopen(a);
+    assert_eq!(everything(&mut a), want, "after a fold");
+
+    // A clock that goes back behind the fold mark: that recall folds at once, and nothing is
+    // lost or doubled.
+    a.recall("ana", &Query::new("deploy cache", 8), at(50)).unwrap();
+    a.set_status("ana", popular, Status::Active).unwrap();
+    a.recall("ana", &Query::new("invoice billing", 8), at(45)).unwrap();
+    assert!(a.store().batches.last().unwrap().0 > 1, "folded in the recall's own batch");
+    a.recall("ana", &Query::new("rollback migration", 8), at(60)).unwrap();
+    let want = everything(&mut a);
+    let mut a = reopen(a);
+    assert_eq!(everything(&mut a), want, "after a clock going back");
+
+    // A correction rewrites its episode from memory; a snapshot holds the statistics too.
+    let corrected =
+        a.recall("ana", &Query::new("worker quota", 3), at(70)).unwrap().hits[0].episode.id;
+    a.correct(
+        "ana",
+        corrected,
+        &mnemo::engine::Correction { text: "worker quota fixed".into(), verdict: None },
+        None,
+        at(71),
+    )
+    .unwrap();
+    a.recall("ana", &Query::new("worker quota", 8), at(72)).unwrap();
+    let want = everything(&mut a);
+    let mut a = reopen(a);
+    assert_eq!(everything(&mut a), want, "after a correction");
+    a.recall("ana", &Query::new("deploy cache", 8), at(80)).unwrap();
+    a.snapshot("ana").unwrap();
+    a.recall("ana", &Query::new("invoice billing", 8), at(81)).unwrap();
+    let want = everything(&mut a);
+    let mut a = reopen(a);
+    assert!(matches!(a.opened("ana"), Some(Opened::Snapshot { .. })));
+    assert_eq!(everything(&mut a), want, "after a snapshot and a recall since");
+}
+
+#[test]
+fn unfolded_retrievals_are_bounded_by_a_fold_every_so_often() {
+    let mut a = engine(Counting { inner: MemoryStore::new(), batches: Vec::new() });
+    add(&mut a, 0, 60);
+    let before = a.store().batches.len();
+    for i in 0..1100 {
+        a.recall("ana", &Query::new("deploy cache", 4), T0 + 30 * DAY + i * 1000).unwrap();
+    }
+    let folds = a.store().batches[before..].iter().filter(|b| b.0 > 2).count();
+    assert_eq!(folds, 1, "one fold after 1,024 unfolded retrievals");
+    let want = everything(&mut a);
+    let mut a = reopen(a);
+    assert_eq!(everything(&mut a), want);
+    assert!(want.iter().map(|e| e.access_count).sum::<u32>() == 4400);
 }
 
 fn chunk_keys(s: &MemoryStore) -> Vec<Vec<u8>> {

@@ -300,6 +300,7 @@ impl<S: KvStore> Engine<S> {
             serde_json::to_string(&summary).map_err(|e| Error::InvalidInput(e.to_string()))?;
 
         let mut batch = Batch::new();
+        super::usage::fold(space, ns, &mut batch, true);
         let model = space.model.clone();
         batch.put(ns.key(Table::Episode, &id.to_be_bytes()), s.encode());
         if let Some(v) = &vector {
@@ -320,6 +321,7 @@ impl<S: KvStore> Engine<S> {
         batch.put(ns.key(Table::Meta, b"space"), super::space::encode_meta(id + 1, &model));
         self.store.write(&batch)?;
         let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        super::usage::folded(space);
         space.next_id = id + 1;
         for e in changed {
             space.mark_dirty(e.id);

@@ -309,6 +309,8 @@ impl<S: KvStore> Engine<S> {
             let mut batch = Batch::new();
             let mut changed = Vec::new();
             let space = self.space(ns)?;
+            // First, so that the changes below win (last write wins in a batch).
+            super::usage::fold(space, ns, &mut batch, true);
             for &id in &o.episodes {
                 let Some(e) = space.episodes.get(id)? else { continue };
                 if !e.is_live() {
@@ -323,12 +325,13 @@ impl<S: KvStore> Engine<S> {
                 }
                 changed.push(e);
             }
-            if batch.is_empty() {
+            if changed.is_empty() {
                 continue;
             }
             self.store.write(&batch)?;
             units += changed.len() as u64;
             let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+            super::usage::folded(space);
             for e in changed {
                 out.push(e.id);
                 space.mark_dirty(e.id);

@@ -37,6 +37,7 @@ mod signals;
 pub mod snapshot;
 mod space;
 mod stats;
+mod usage;
 mod working;
 
 pub use compaction::Compacted;
@@ -146,9 +147,12 @@ fn write_snapshot(
     ns: &Namespace,
     config: &Config,
 ) -> Result<usize> {
-    let (batch, chunks, bytes) =
+    let (mut batch, chunks, bytes) =
         snapshot::batch(space, ns, space.snap.chunks, config.snapshot_chunk)?;
+    // The snapshot holds the statistics in memory: the records must agree with it.
+    usage::fold(space, ns, &mut batch, false);
     store.write(&batch)?;
+    usage::folded(space);
     space.snap.watermark = space.next_id;
     space.snap.chunks = chunks;
     space.snap.dirty.clear();
@@ -452,13 +456,17 @@ impl<S: KvStore> Engine<S> {
     pub fn set_status(&mut self, ns: &str, id: u64, status: Status) -> Result<()> {
         let nsc = Namespace::new(ns)?;
         let mut batch = Batch::new();
+        // First, so that the change below wins (last write wins in a batch).
+        usage::fold(self.space(&nsc)?, &nsc, &mut batch, true);
         let e = self.stage_status(&nsc, id, status, &mut batch)?;
         self.store.write(&batch)?;
+        usage::folded(self.spaces.get_mut(nsc.as_str()).expect("loaded by stage_status"));
         self.apply_status(&nsc, e)
     }
 
     /// Adds episode `id`'s status change to `batch`; returns the changed episode for
-    /// [`Engine::apply_status`] once the batch is stored.
+    /// [`Engine::apply_status`] once the batch is stored. The record written carries the
+    /// access statistics in memory: `batch` must fold them first (`engine::usage`).
     fn stage_status(
         &mut self,
         ns: &Namespace,

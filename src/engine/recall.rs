@@ -4,8 +4,8 @@ use crate::index::FastMap as HashMap;
 
 use super::episodes::Hot;
 use super::score::{Explanation, MatchedPassage, Scoring, Signals};
-use super::snapshot::dirty_key;
 use super::space::Space;
+use super::usage;
 use super::Engine;
 use crate::embed::Role;
 use crate::error::{Error, Result};
@@ -518,9 +518,10 @@ fn rescore(
 
 impl<S: KvStore> Engine<S> {
     /// Records that `used` were put in front of the model at `now`: their last access and
-    /// count are updated, and the retrieval log gets one small record (the episodes and the
-    /// active rules) whose id outcome tracking takes ([`Engine::outcome`]). One batch; `None`
-    /// when nothing was used.
+    /// count are raised, and the retrieval log gets one small record (the episodes and the
+    /// active rules) whose id outcome tracking takes ([`Engine::outcome`]). That record is
+    /// all a recall writes: the episodes' stored records catch up later (`engine::usage`).
+    /// One batch; `None` when nothing was used.
     pub(crate) fn record_use(
         &mut self,
         ns: &Namespace,
@@ -531,28 +532,17 @@ impl<S: KvStore> Engine<S> {
             return Ok(None);
         }
         let rules = self.active_rule_ids(ns)?;
-        let space = self.space(ns)?;
+        self.space(ns)?;
+        let episodes: Vec<u64> = used.iter().map(|e| e.id).collect();
+        let (id, record) =
+            super::outcomes::log_retrieval(&self.store, ns, now, episodes.clone(), rules)?;
         let mut batch = Batch::new();
-        let mut touched = Vec::new();
-        for e in used {
-            let mut e = (*e).clone();
-            e.last_accessed_at = e.last_accessed_at.max(now);
-            e.access_count = e.access_count.saturating_add(1);
-            batch.put(ns.key(Table::Episode, &e.id.to_be_bytes()), e.encode());
-            if space.marks_dirty(e.id) {
-                batch.put(dirty_key(ns, e.id), Vec::new());
-            }
-            touched.push(e);
-        }
-        let episodes = used.iter().map(|e| e.id).collect();
-        let (id, record) = super::outcomes::log_retrieval(&self.store, ns, now, episodes, rules)?;
         batch.put(ns.key(Table::Retrieval, &id.to_be_bytes()), record);
+        let space = self.spaces.get(ns.as_str()).expect("loaded above");
+        let staged = usage::stage(space, ns, id, now, &episodes, &mut batch)?;
         self.store.write(&batch)?;
         let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
-        for e in touched {
-            space.mark_dirty(e.id);
-            space.episodes.insert(e);
-        }
+        usage::commit(space, staged);
         Ok(Some(id))
     }
 }

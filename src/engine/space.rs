@@ -183,6 +183,8 @@ pub(crate) struct Space {
     pub generation: u64,
     /// The rest of a compaction plan a budgeted nightly call left (`engine::compaction`).
     pub compaction_plan: Option<super::compaction::PlanCache>,
+    /// Access statistics not yet in the stored records (`engine::usage`).
+    pub usage: super::usage::Usage,
 }
 
 impl Space {
@@ -203,6 +205,7 @@ impl Space {
             recurrence: Default::default(),
             generation: 0,
             compaction_plan: None,
+            usage: Default::default(),
         };
         if let Some(w) = store.get(&ns.key(Table::Meta, b"outcome-weights"))? {
             space.outcome_weights =
@@ -231,6 +234,7 @@ impl Space {
         if let Opened::Snapshot { replayed: r, .. } = &mut space.opened {
             *r = replayed;
         }
+        super::usage::replay(store, ns, &mut space)?;
         Ok(space)
     }
 

@@ -1,0 +1,234 @@
+//! Access statistics without writes on the read path.
+//!
+//! A recall that is shown to the model (`touch`) raises its hits' `last_accessed_at` and
+//! `access_count`. Those updates used to rewrite every returned episode record, plus a
+//! snapshot dirty marker for each: k records written per read. Now a recall writes one small
+//! record, the retrieval log entry that outcome tracking needs anyway (`record::outcome`), and
+//! the statistics are derived from it:
+//!
+//! - in memory, the hits' statistics change at once, so scores are exactly what they were when
+//!   every recall rewrote its records;
+//! - in the store, the episode records are brought up to date later, all pending ones in one
+//!   go ("folding"), inside the next batch that writes episode records anyway (a status
+//!   change, compaction, a snapshot), or once [`FOLD_AFTER`] retrievals have accumulated;
+//! - when a namespace is opened, the retrievals not yet folded are applied again.
+//!
+//! Nothing is ever lost: a retrieval record is written atomically with nothing else to wait
+//! for, and one that was not folded is replayed on open. Opening reads at most
+//! [`FOLD_AFTER`] retrieval records more than before.
+//!
+//! An erasure or a correction needs no fold: it takes the episode out of every retrieval
+//! record, so the statistics its record carries are never replayed onto it again.
+//!
+//! The fold mark (`Table::Meta/usage`, kind 15: `folded:u64`) says which retrievals are in the
+//! records already: every one with an id below `folded`. Retrieval ids grow with time
+//! (`ms << 10 | seq`), so a recall whose id falls below the mark (the host's clock went back)
+//! is folded in its own batch, at once. A namespace without the mark (written before this
+//! scheme, or that never had a retrieval) has all its retrievals folded: the mark is written
+//! with its first retrieval.
+
+use super::space::{scan_all, FastSet, Space};
+use crate::error::Result;
+use crate::record::outcome::Retrieval;
+use crate::record::Episode;
+use crate::store::codec::{open, seal, Reader, Writer};
+use crate::store::{Batch, KvStore, Namespace, Table};
+
+const KIND: u8 = 15;
+/// Retrievals left unfolded before the recall that adds one more folds them all: bounds the
+/// replay on open and the size of the pending set.
+pub(crate) const FOLD_AFTER: u32 = 1024;
+
+/// Where a namespace's access statistics stand against its stored episode records.
+#[derive(Default)]
+pub(crate) struct Usage {
+    /// Retrievals with ids below this are in the records (`None`: no mark stored yet).
+    pub folded: Option<u64>,
+    /// Episodes whose statistics in memory are ahead of their stored records.
+    pub pending: FastSet,
+    /// Retrievals logged since the mark.
+    pub unfolded: u32,
+    /// The largest retrieval id logged (stored or replayed).
+    pub last: u64,
+}
+
+fn key(ns: &Namespace) -> Vec<u8> {
+    ns.key(Table::Meta, b"usage")
+}
+
+fn encode(folded: u64) -> Vec<u8> {
+    let mut w = Writer::new();
+    w.u64(folded);
+    seal(KIND, &w.finish())
+}
+
+fn decode(bytes: &[u8]) -> Result<u64> {
+    let mut r = Reader::new(open(bytes, KIND, "access fold mark")?, "access fold mark");
+    let folded = r.u64()?;
+    r.end()?;
+    Ok(folded)
+}
+
+/// Raises episode `id`'s statistics in memory as one retrieval at `at` does; false when the
+/// namespace no longer holds it (erased).
+fn apply(space: &mut Space, id: u64, at: i64) -> Result<bool> {
+    let Some(e) = space.episodes.get(id)? else { return Ok(false) };
+    let mut e = e.into_owned();
+    raise(&mut e, at);
+    space.episodes.insert(e);
+    Ok(true)
+}
+
+/// On open: reads the fold mark and applies every retrieval at or above it.
+pub(crate) fn replay(store: &impl KvStore, ns: &Namespace, space: &mut Space) -> Result<usize> {
+    let Some(mark) = store.get(&key(ns))? else { return Ok(0) };
+    let folded = decode(&mark)?;
+    space.usage.folded = Some(folded);
+    space.usage.last = folded.saturating_sub(1);
+    let prefix = ns.table_prefix(Table::Retrieval);
+    let after = folded.checked_sub(1).map(|p| ns.key(Table::Retrieval, &p.to_be_bytes()));
+    let mut retrievals = Vec::new();
+    scan_all(store, &prefix, after, |k, v| {
+        let id = k.get(prefix.len()..).and_then(|b| b.try_into().ok()).map(u64::from_be_bytes);
+        retrievals.push((id.unwrap_or(0), Retrieval::decode(v)?));
+        Ok(())
+    })?;
+    for (id, r) in &retrievals {
+        for &e in &r.episodes {
+            if apply(space, e, r.at)? {
+                space.usage.pending.insert(e);
+            }
+        }
+        space.usage.unfolded += 1;
+        space.usage.last = space.usage.last.max(*id);
+    }
+    Ok(retrievals.len())
+}
+
+/// What a recall's batch carries for access statistics, kept until the batch is stored.
+pub(crate) struct Staged {
+    /// The hits with their statistics raised.
+    touched: Vec<Episode>,
+    /// The retrieval's id.
+    id: u64,
+    /// The batch folds everything pending.
+    fold: bool,
+}
+
+/// Adds to `batch` (which holds retrieval `id` at `at`, returning `used`) what must be stored
+/// with it: the fold mark when there is none yet, or a fold of everything pending when this
+/// retrieval cannot wait (its id is below the mark: the clock went back) or [`FOLD_AFTER`]
+/// are waiting. Nothing changes in memory until [`commit`], once the batch is stored.
+pub(crate) fn stage(
+    space: &Space,
+    ns: &Namespace,
+    id: u64,
+    at: i64,
+    used: &[u64],
+    batch: &mut Batch,
+) -> Result<Staged> {
+    let mut touched = Vec::with_capacity(used.len());
+    for &e in used {
+        if let Some(e) = space.episodes.get(e)? {
+            let mut e = e.into_owned();
+            raise(&mut e, at);
+            touched.push(e);
+        }
+    }
+    let u = &space.usage;
+    let fold = match u.folded {
+        None => {
+            // Everything logged before is in the records already (before this scheme every
+            // recall rewrote them): this retrieval is the first one to replay.
+            batch.put(key(ns), encode(id));
+            false
+        }
+        Some(mark) => id < mark || u.unfolded >= FOLD_AFTER,
+    };
+    if fold {
+        let mine: FastSet = touched.iter().map(|e| e.id).collect();
+        let others = u.pending.iter().copied().filter(|e| !mine.contains(e));
+        put_records(space, ns, others, true, batch);
+        for e in &touched {
+            put_record(space, ns, e.id, e.encode(), true, batch);
+        }
+        batch.put(key(ns), encode(u.last.max(id).saturating_add(1)));
+    }
+    Ok(Staged { touched, id, fold })
+}
+
+/// After the batch [`stage`] filled was stored: the hits' new statistics in memory.
+pub(crate) fn commit(space: &mut Space, staged: Staged) {
+    for e in staged.touched {
+        space.usage.pending.insert(e.id);
+        space.episodes.insert(e);
+    }
+    space.usage.unfolded += 1;
+    space.usage.last = space.usage.last.max(staged.id);
+    if space.usage.folded.is_none() {
+        space.usage.folded = Some(staged.id);
+    }
+    if staged.fold {
+        folded(space);
+    }
+}
+
+fn raise(e: &mut Episode, at: i64) {
+    e.last_accessed_at = e.last_accessed_at.max(at);
+    e.access_count = e.access_count.saturating_add(1);
+}
+
+fn put_record(
+    space: &Space,
+    ns: &Namespace,
+    id: u64,
+    record: Vec<u8>,
+    markers: bool,
+    batch: &mut Batch,
+) {
+    batch.put(ns.key(Table::Episode, &id.to_be_bytes()), record);
+    if markers && space.marks_dirty(id) {
+        batch.put(super::snapshot::dirty_key(ns, id), Vec::new());
+    }
+}
+
+fn put_records(
+    space: &Space,
+    ns: &Namespace,
+    ids: impl Iterator<Item = u64>,
+    markers: bool,
+    batch: &mut Batch,
+) {
+    let mut ids: Vec<u64> = ids.collect();
+    ids.sort_unstable();
+    for id in ids {
+        if let Some(record) = space.episodes.record(id) {
+            put_record(space, ns, id, record.into_owned(), markers, batch);
+        }
+    }
+}
+
+/// Adds to `batch` every pending episode's record (with its snapshot dirty marker) and a fold
+/// mark past every retrieval logged. Any batch that writes an episode record from memory must
+/// fold first, or the retrievals it already counts would be counted again on the next open.
+/// `markers`: whether the records need snapshot dirty markers (not when the same batch writes
+/// a snapshot of them). Call [`folded`] once the batch is stored.
+pub(crate) fn fold(space: &Space, ns: &Namespace, batch: &mut Batch, markers: bool) {
+    if space.usage.pending.is_empty() && space.usage.unfolded == 0 {
+        return;
+    }
+    put_records(space, ns, space.usage.pending.iter().copied(), markers, batch);
+    batch.put(key(ns), encode(space.usage.last.saturating_add(1)));
+}
+
+/// After the batch [`fold`] filled was stored.
+pub(crate) fn folded(space: &mut Space) {
+    if space.usage.pending.is_empty() && space.usage.unfolded == 0 {
+        return;
+    }
+    for id in std::mem::take(&mut space.usage.pending) {
+        space.mark_dirty(id);
+    }
+    space.usage.unfolded = 0;
+    space.usage.folded = Some(space.usage.last.saturating_add(1));
+}
