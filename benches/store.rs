@@ -2,7 +2,10 @@
 //! cold open and memory, one JSON line per size (the workload is `mnemo::bench::store`, which
 //! `tools/bench-store` also runs in wasm under Node).
 //!
-//! `cargo bench --bench store -- [--n 10000,100000] [--queries 300]`
+//! Then, per size, the bytes written by a touching recall and by a change amortised over
+//! `--changes` new episodes with `maintain` every 100 (`mnemo::bench::writes`).
+//!
+//! `cargo bench --bench store -- [--n 10000,100000] [--queries 300] [--changes 10000]`
 
 use std::time::Instant;
 
@@ -18,6 +21,7 @@ fn main() {
         .map(|s| s.parse().expect("--n takes sizes separated by commas"))
         .collect();
     let queries: usize = arg(&args, "--queries").map_or(300, |s| s.parse().expect("--queries"));
+    let changes: usize = arg(&args, "--changes").map_or(10_000, |s| s.parse().expect("--changes"));
     let t = Instant::now();
     let mut clock = || t.elapsed().as_secs_f64() * 1e3;
     for n in sizes {
@@ -25,5 +29,7 @@ fn main() {
         let mut json = serde_json::to_value(&report).expect("serialisable");
         json["runtime"] = "native".into();
         println!("{json}");
+        let writes = mnemo::bench::writes(n, queries, changes);
+        println!("{}", serde_json::to_string(&writes).expect("serialisable"));
     }
 }

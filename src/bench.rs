@@ -230,6 +230,130 @@ pub fn store(n: usize, queries: usize, clock: &mut dyn FnMut() -> f64) -> StoreR
     }
 }
 
+/// A store that counts what is written to it: records put or deleted, and bytes (keys and
+/// values), over every batch since it was made.
+pub struct CountingStore<S> {
+    /// The store written through.
+    pub inner: S,
+    /// Batches written.
+    pub batches: u64,
+    /// Operations (puts and deletes) written.
+    pub ops: u64,
+    /// Bytes of keys and values written.
+    pub bytes: u64,
+}
+
+impl<S> CountingStore<S> {
+    /// Counts writes to `inner`.
+    pub fn new(inner: S) -> Self {
+        Self { inner, batches: 0, ops: 0, bytes: 0 }
+    }
+}
+
+impl<S: KvStore> KvStore for CountingStore<S> {
+    fn get(&self, key: &[u8]) -> crate::Result<Option<Vec<u8>>> {
+        self.inner.get(key)
+    }
+    fn scan(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> crate::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        self.inner.scan(prefix, after, limit)
+    }
+    fn write(&mut self, batch: &Batch) -> crate::Result<()> {
+        self.inner.write(batch)?;
+        self.batches += 1;
+        for op in batch.ops() {
+            self.ops += 1;
+            self.bytes += match op {
+                crate::store::Op::Put(k, v) => (k.len() + v.len()) as u64,
+                crate::store::Op::Delete(k) => k.len() as u64,
+            };
+        }
+        Ok(())
+    }
+}
+
+/// What [`writes`] measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WritesReport {
+    /// Episodes in the namespace before the changes.
+    pub n: usize,
+    /// Touching recalls measured.
+    pub recalls: usize,
+    /// Records written per recall (mean).
+    pub recall_records: f64,
+    /// Bytes written per recall (mean), keys included.
+    pub recall_bytes: f64,
+    /// Changes measured (new episodes with their vectors).
+    pub changes: usize,
+    /// Bytes of a change's own batch (mean): its episode, vector and namespace records.
+    pub change_own_bytes: f64,
+    /// Bytes written per change (mean), with every `maintain` call (one per 100 changes) and
+    /// the snapshots they wrote.
+    pub change_bytes: f64,
+    /// `change_bytes / change_own_bytes`: what maintenance multiplies a change's writes by.
+    pub amplification: f64,
+    /// Snapshots written during the changes.
+    pub snapshots: usize,
+}
+
+/// Bytes written by reads and by changes: a namespace of `n` synthetic episodes (indexed and
+/// snapshotted) answers `recalls` touching recalls, then takes `changes` new episodes with
+/// `maintain` every 100 changes, as a host's idle step would run it.
+pub fn writes(n: usize, recalls: usize, changes: usize) -> WritesReport {
+    let dim = 384;
+    let vectors = e5_like(n + recalls + changes, dim, 13);
+    let texts = texts(n + recalls + changes, 7);
+    let config = Config { vector_model: "synthetic@1".into(), dim, ..Config::default() };
+    let mut engine = Engine::new(CountingStore::new(MemoryStore::new()), config);
+    let (day, t0) = (86_400_000i64, 1_700_000_000_000i64);
+    let at = |i: usize| t0 + (i as i64) * (365 * day / (n + changes).max(1) as i64);
+    for i in 0..n {
+        let e = Episode::new(texts[i].clone(), at(i));
+        engine.remember("bench", e, Some(&vectors[i])).expect("synthetic episodes are valid");
+    }
+    engine.maintain(true).expect("maintain on a memory store");
+    engine.snapshot("bench").expect("snapshot on a memory store");
+    let before = (engine.store().ops, engine.store().bytes);
+    for q in 0..recalls {
+        let mut query = Query::new(texts[n + q].clone(), 10);
+        query.vector = Some(vectors[n + q].clone());
+        engine.recall("bench", &query, at(n) + q as i64 * 1000).expect("recall");
+    }
+    let s = engine.store();
+    let per_recall = |x: u64, y: u64| (x - y) as f64 / recalls.max(1) as f64;
+    let (recall_records, recall_bytes) =
+        (per_recall(s.ops, before.0), per_recall(s.bytes, before.1));
+    let (mut own, mut total, mut snapshots) = (0u64, 0u64, 0usize);
+    for c in 0..changes {
+        let i = n + recalls + c;
+        let e = Episode::new(texts[i].clone(), at(n + c) + 3_600_000);
+        let b = engine.store().bytes;
+        engine.remember("bench", e, Some(&vectors[i])).expect("synthetic episodes are valid");
+        own += engine.store().bytes - b;
+        if (c + 1) % 100 == 0 {
+            snapshots += engine.maintain(false).expect("maintain on a memory store").snapshots;
+        }
+    }
+    total += engine.store().bytes - before.1 - (recall_bytes * recalls as f64) as u64;
+    let change_own_bytes = own as f64 / changes.max(1) as f64;
+    let change_bytes = total as f64 / changes.max(1) as f64;
+    WritesReport {
+        n,
+        recalls,
+        recall_records,
+        recall_bytes,
+        changes,
+        change_own_bytes,
+        change_bytes,
+        amplification: change_bytes / change_own_bytes.max(1.0),
+        snapshots,
+    }
+}
+
 /// One line of a `mnemo bench` items or queries file.
 pub struct Line {
     /// `id` (items) or `qid` (queries).
@@ -335,7 +459,7 @@ fn store_digest(store: &MemoryStore) -> String {
         bytes.extend_from_slice(&(v.len() as u32).to_le_bytes());
         bytes.extend_from_slice(&v);
     }
-    format!("{:016x}", crate::engine::snapshot::hash(&bytes))
+    format!("{:016x}", crate::engine::persist::snapshot::hash(&bytes))
 }
 
 /// What [`compaction`] measured.

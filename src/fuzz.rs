@@ -237,7 +237,7 @@ fn snapshot_blobs() {
     let blob: Vec<u8> = chunks.into_iter().flat_map(|(_, v)| v).collect();
     let config = e.config().vectors;
     fuzz("snapshot", vec![blob], |b| {
-        let _ = crate::engine::snapshot::decode(b, 31, 1, 8, config);
+        let _ = crate::engine::persist::snapshot::decode(b, 31, 1, 8, config);
     });
 }
 

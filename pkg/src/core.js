@@ -5,6 +5,12 @@
 // call resolves: an acknowledged write is stored. If storage fails, the namespace is dropped
 // from memory and re-read on next use, so memory never runs ahead of storage. Calls are
 // queued, one at a time, in call order.
+//
+// One context at a time: two tabs, or an extension page and its service worker, each with its
+// own mirror over the same storage would interleave their writes and each miss the other's.
+// Where the Web Locks API exists (browsers, extensions, their workers), `open` takes an
+// exclusive lock named by the storage (`storage.lockName`) and holds it until `close()`; a
+// second context is refused with code LOCKED, or waits with `{waitForLock: true}`.
 import { utf8 } from "./keys.js";
 
 let wasm = null;
@@ -29,6 +35,8 @@ export class Mnemo {
   #queue = Promise.resolve();
   #clock;
   #embed;
+  #unlock = null; // releases the Web Lock held since open
+  #closed = false;
 
   /**
    * Opens an engine on `storage` ({get, scan, write}; see the adapters). `options`:
@@ -39,11 +47,14 @@ export class Mnemo {
    * `phrase` ((prompt, maxTokens) => string, synchronous: a language model that may reword
    * observations; its answers are checked and the engine's own words kept when one fails);
    * `countTokens` ((text) => number, synchronous: the host model's tokenizer, for exact
-   * context budgets; the engine's documented estimate otherwise).
+   * context budgets; the engine's documented estimate otherwise); `waitForLock` (wait for
+   * another context holding the storage to close it, instead of failing with LOCKED).
    */
   static async open(storage, options = {}) {
     const m = new Mnemo();
     const w = need();
+    const name = storage.lockName;
+    if (name && globalThis.navigator?.locks) await m.#lock(name, options.waitForLock === true);
     m.#storage = storage;
     m.#clock = options.now ?? (() => Date.now());
     m.#engine = new w.WasmEngine(
@@ -61,7 +72,43 @@ export class Mnemo {
     return m;
   }
 
+  // Takes the exclusive Web Lock `name` (module notes); held until close().
+  async #lock(name, wait) {
+    let granted;
+    const answered = new Promise((resolve) => (granted = resolve));
+    navigator.locks.request(name, wait ? {} : { ifAvailable: true }, (lock) => {
+      granted(lock !== null);
+      return lock ? new Promise((release) => (this.#unlock = release)) : null;
+    });
+    if (!(await answered)) {
+      const e = new Error(
+        `another context (a tab, a worker, the extension's service worker) has this storage open ` +
+          `(lock ${JSON.stringify(name)}); one context at a time keeps writes from interleaving: ` +
+          `close it there (mnemo.close()), or open with {waitForLock: true} to wait for it`,
+      );
+      e.code = "LOCKED";
+      throw e;
+    }
+  }
+
+  /**
+   * Waits for the calls already made, then lets go of the storage (and of its lock, so another
+   * context may open it). Later calls reject with code CLOSED.
+   */
+  async close() {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#queue;
+    this.#unlock?.();
+    this.#unlock = null;
+  }
+
   #run(ns, fn) {
+    if (this.#closed) {
+      const e = new Error("this Mnemo was closed: open it again (Mnemo.open) to use the storage");
+      e.code = "CLOSED";
+      return Promise.reject(e);
+    }
     const next = this.#queue.then(async () => {
       if (ns !== null && !this.#loaded.has(ns)) await this.#load(ns);
       const result = fn(this.#engine);

@@ -14,6 +14,12 @@ export interface Storage {
   compact?(): Promise<void>;
   /** Optional: what erasure does to the bytes here (reported in the receipt). */
   readonly erasure?: { rewrites: boolean; note: string };
+  /**
+   * Optional: the Web Lock a Mnemo holds while it has this storage open, where the Web Locks
+   * API exists, so that two contexts (tabs, an extension page and its service worker) never
+   * interleave their writes. IndexedDbStorage and ChromeStorage name one.
+   */
+  readonly lockName?: string;
 }
 
 export declare class MemoryStorage implements Storage {
@@ -469,6 +475,11 @@ export interface OpenOptions {
    * names; a failing answer keeps the engine's words.
    */
   phrase?: (prompt: string, maxTokens: number) => string;
+  /**
+   * When another context holds the storage's lock (`Storage.lockName`): wait for it to close
+   * instead of failing with code LOCKED.
+   */
+  waitForLock?: boolean;
 }
 
 export type Vector = Float32Array | number[];
@@ -505,7 +516,13 @@ export interface Replayed {
 }
 
 export declare class Mnemo {
+  /** Rejects with code LOCKED when another context holds the storage (see `waitForLock`). */
   static open(storage: Storage, options?: OpenOptions): Promise<Mnemo>;
+  /**
+   * Waits for the calls already made, then lets go of the storage and its lock. Later calls
+   * reject with code CLOSED.
+   */
+  close(): Promise<void>;
   open(ns: string): Promise<{ from: "snapshot" | "records"; [k: string]: unknown }>;
   remember(
     ns: string,
@@ -611,6 +628,8 @@ export declare class NodeFileStorage implements Storage {
 /** Browsers, extensions, Web Workers. */
 export declare class IndexedDbStorage implements Storage {
   static open(name?: string): Promise<IndexedDbStorage>;
+  /** `mnemo:indexeddb:<name>`. */
+  readonly lockName: string;
   get(key: Bytes): Promise<Bytes | null>;
   scan(prefix: Bytes, after: Bytes | null, limit: number): Promise<[Bytes, Bytes][]>;
   write(ops: [Bytes, Bytes | null][]): Promise<void>;
@@ -626,6 +645,8 @@ export declare class ChromeStorage implements Storage {
     area?: { get(keys: null): Promise<Record<string, unknown>>; set(items: Record<string, string>): Promise<void>; remove(keys: string[]): Promise<void> },
     prefix?: string,
   ): Promise<ChromeStorage>;
+  /** `mnemo:chrome.storage:<prefix>`. */
+  readonly lockName: string;
   get(key: Bytes): Promise<Bytes | null>;
   scan(prefix: Bytes, after: Bytes | null, limit: number): Promise<[Bytes, Bytes][]>;
   write(ops: [Bytes, Bytes | null][]): Promise<void>;

@@ -15,11 +15,11 @@
 
 use serde_json::{json, Value};
 
-use super::space::scan_all;
 use super::Engine;
 use crate::error::Result;
 use crate::record::outcome::{decode_outcome, Retrieval};
 use crate::record::{Episode, Fact, Observation, Rule, Signal, Triple};
+use crate::store::scan::scan_all;
 use crate::store::{KvStore, Namespace, Table};
 
 fn to_json<T: serde::Serialize>(r: Result<T>) -> std::result::Result<Value, String> {

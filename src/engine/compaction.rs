@@ -300,7 +300,7 @@ impl<S: KvStore> Engine<S> {
             serde_json::to_string(&summary).map_err(|e| Error::InvalidInput(e.to_string()))?;
 
         let mut batch = Batch::new();
-        super::usage::fold(space, ns, &mut batch, true);
+        space.fold_usage(ns, &mut batch, true);
         let model = space.model.clone();
         batch.put(ns.key(Table::Episode, &id.to_be_bytes()), s.encode());
         if let Some(v) = &vector {
@@ -314,14 +314,14 @@ impl<S: KvStore> Engine<S> {
             }
             batch.put(ns.key(Table::Episode, &e.id.to_be_bytes()), e.encode());
             if space.marks_dirty(e.id) {
-                batch.put(super::snapshot::dirty_key(ns, e.id), Vec::new());
+                batch.put(super::persist::snapshot::dirty_key(ns, e.id), Vec::new());
             }
             changed.push(e);
         }
-        batch.put(ns.key(Table::Meta, b"space"), super::space::encode_meta(id + 1, &model));
+        batch.put(ns.key(Table::Meta, b"space"), super::persist::meta::encode_meta(id + 1, &model));
         self.store.write(&batch)?;
         let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
-        super::usage::folded(space);
+        space.folded();
         space.next_id = id + 1;
         for e in changed {
             space.mark_dirty(e.id);

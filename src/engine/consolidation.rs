@@ -310,7 +310,7 @@ impl<S: KvStore> Engine<S> {
             let mut changed = Vec::new();
             let space = self.space(ns)?;
             // First, so that the changes below win (last write wins in a batch).
-            super::usage::fold(space, ns, &mut batch, true);
+            space.fold_usage(ns, &mut batch, true);
             for &id in &o.episodes {
                 let Some(e) = space.episodes.get(id)? else { continue };
                 if !e.is_live() {
@@ -321,7 +321,7 @@ impl<S: KvStore> Engine<S> {
                 e.represented_by = rule;
                 batch.put(ns.key(Table::Episode, &id.to_be_bytes()), e.encode());
                 if space.marks_dirty(id) {
-                    batch.put(super::snapshot::dirty_key(ns, id), Vec::new());
+                    batch.put(super::persist::snapshot::dirty_key(ns, id), Vec::new());
                 }
                 changed.push(e);
             }
@@ -331,7 +331,7 @@ impl<S: KvStore> Engine<S> {
             self.store.write(&batch)?;
             units += changed.len() as u64;
             let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
-            super::usage::folded(space);
+            space.folded();
             for e in changed {
                 out.push(e.id);
                 space.mark_dirty(e.id);

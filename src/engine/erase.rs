@@ -48,11 +48,11 @@
 
 use sha2::{Digest, Sha256};
 
-use super::space::scan_all;
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::record::outcome::{decode_weights, encode_weights, Retrieval};
 use crate::record::{Episode, Observation, Signal};
+use crate::store::scan::scan_all;
 use crate::store::{Batch, KvStore, Namespace, Table};
 
 /// What to erase.

@@ -36,9 +36,9 @@ use aes_gcm::aead::{KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Key};
 use sha2::{Digest, Sha256};
 
-use super::space::scan_all;
 use super::Engine;
 use crate::error::{Error, Result};
+use crate::store::scan::scan_all;
 use crate::store::{Batch, KvStore, Namespace, Table};
 
 const MAGIC: &[u8; 6] = b"MNEMOX";

@@ -6,10 +6,10 @@
 //! `Table::Triple/<subject>\0<predicate>`, ended ones at
 //! `Table::TripleHistory/<subject>\0<predicate>\0<valid_to:i64 BE>`.
 
-use super::space::scan_all;
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::record::{Fact, Origin, Policy, Source, Triple};
+use crate::store::scan::scan_all;
 use crate::store::{Batch, KvStore, Namespace, Table};
 
 /// What a fact write did.

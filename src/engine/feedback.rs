@@ -78,7 +78,7 @@ impl<S: KvStore> Engine<S> {
         let mut o = self.observation(ns, id)?;
         let mut batch = Batch::new();
         // First, so that the status changes below win (last write wins in a batch).
-        super::usage::fold(self.space(&nsc)?, &nsc, &mut batch, true);
+        self.space(&nsc)?.fold_usage(&nsc, &mut batch, true);
         let (mut demoted_rules, mut rejected_episodes, mut reverse_signal) =
             (Vec::new(), Vec::new(), None);
         let mut staged = Vec::new();
@@ -154,7 +154,7 @@ impl<S: KvStore> Engine<S> {
         o.updated_at = now;
         batch.put(nsc.key(Table::Observation, &id.to_be_bytes()), o.encode());
         self.write_rules(&nsc, &batch)?;
-        super::usage::folded(self.space(&nsc)?);
+        self.space(&nsc)?.folded();
         for ep in staged {
             self.apply_status(&nsc, ep)?;
         }

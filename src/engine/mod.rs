@@ -27,6 +27,7 @@ mod merge;
 mod nightly;
 mod observe;
 mod outcomes;
+pub(crate) mod persist;
 pub mod policy;
 mod recall;
 mod repair;
@@ -34,10 +35,8 @@ mod rules;
 mod scenario;
 pub mod score;
 mod signals;
-pub mod snapshot;
 mod space;
 mod stats;
-mod usage;
 mod working;
 
 pub use compaction::Compacted;
@@ -51,11 +50,11 @@ pub use feedback::{Feedback, Promoted};
 pub use nightly::{Nightly, NightlyStep, STEP_ORDER as NIGHTLY_STEPS};
 pub use observe::{ObservationHit, Observed};
 pub use outcomes::{EntryReport, OutcomeReport, Verdict};
+pub use persist::snapshot::Opened;
 pub use policy::{Decision, SecretAction, WritePolicy};
 pub use recall::{Filter, Hit, Query, Recall};
 pub use scenario::Replayed;
 pub use score::{Decay, Explanation, Formula, MatchedPassage, Scoring};
-pub use snapshot::Opened;
 pub use space::Quarantined;
 pub use stats::{Stats, Statuses, Tiers};
 
@@ -68,6 +67,7 @@ use crate::index::vectors::VectorConfig;
 use crate::record::episode::encode_vectors;
 use crate::record::{Episode, Status};
 use crate::store::{Batch, KvStore, Namespace, Table};
+use persist::snapshot;
 use space::Space;
 
 /// Engine settings.
@@ -148,11 +148,11 @@ fn write_snapshot(
     config: &Config,
 ) -> Result<usize> {
     let (mut batch, chunks, bytes) =
-        snapshot::batch(space, ns, space.snap.chunks, config.snapshot_chunk)?;
+        snapshot::batch(space.snapshot_parts(), &space.snap, ns, config.snapshot_chunk)?;
     // The snapshot holds the statistics in memory: the records must agree with it.
-    usage::fold(space, ns, &mut batch, false);
+    space.fold_usage(ns, &mut batch, false);
     store.write(&batch)?;
-    usage::folded(space);
+    space.folded();
     space.snap.watermark = space.next_id;
     space.snap.chunks = chunks;
     space.snap.dirty.clear();
@@ -428,7 +428,10 @@ impl<S: KvStore> Engine<S> {
         let mut batch = Batch::new();
         batch.put(ns.key(Table::Episode, &id_key), episode.encode());
         batch.put(ns.key(Table::Vector, &id_key), encode_vectors(&model, &v));
-        batch.put(ns.key(Table::Meta, b"space"), space::encode_meta(space.next_id + 1, &model));
+        batch.put(
+            ns.key(Table::Meta, b"space"),
+            persist::meta::encode_meta(space.next_id + 1, &model),
+        );
         self.store.write(&batch)?;
         let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
         space.model = model;
@@ -457,10 +460,10 @@ impl<S: KvStore> Engine<S> {
         let nsc = Namespace::new(ns)?;
         let mut batch = Batch::new();
         // First, so that the change below wins (last write wins in a batch).
-        usage::fold(self.space(&nsc)?, &nsc, &mut batch, true);
+        self.space(&nsc)?.fold_usage(&nsc, &mut batch, true);
         let e = self.stage_status(&nsc, id, status, &mut batch)?;
         self.store.write(&batch)?;
-        usage::folded(self.spaces.get_mut(nsc.as_str()).expect("loaded by stage_status"));
+        self.spaces.get_mut(nsc.as_str()).expect("loaded by stage_status").folded();
         self.apply_status(&nsc, e)
     }
 
@@ -534,7 +537,7 @@ impl<S: KvStore> Engine<S> {
     ///
     /// It then writes a snapshot of each namespace with at least `Config::snapshot_after`
     /// changes since its last one, so the next cold open reads the
-    /// indexes instead of rebuilding them (`engine::snapshot`).
+    /// indexes instead of rebuilding them (`engine::persist::snapshot`).
     pub fn maintain(&mut self, force: bool) -> Result<Maintenance> {
         let mut total = Maintenance::default();
         for (name, space) in self.spaces.iter_mut() {
@@ -582,7 +585,7 @@ impl<S: KvStore> Engine<S> {
     /// Adds the namespace's meta record to `batch` when the namespace has none yet.
     fn ensure_namespace(&mut self, ns: &Namespace, batch: &mut Batch) -> Result<()> {
         if self.store.get(&ns.key(Table::Meta, b"space"))?.is_none() {
-            batch.put(ns.key(Table::Meta, b"space"), space::encode_meta(1, ""));
+            batch.put(ns.key(Table::Meta, b"space"), persist::meta::encode_meta(1, ""));
             // Reloaded on next use, after the batch is stored.
             self.spaces.remove(ns.as_str());
         }

@@ -349,7 +349,7 @@ impl<S: KvStore> Engine<S> {
     fn log_report(&self, ns: &Namespace, report: &Nightly, batch: &mut Batch) -> Result<()> {
         let prefix = ns.key(Table::Learning, b"log/");
         let mut keys = Vec::new();
-        super::space::scan_all(&self.store, &prefix, None, |k, _| {
+        crate::store::scan::scan_all(&self.store, &prefix, None, |k, _| {
             keys.push(k.to_vec());
             Ok(())
         })?;
@@ -373,13 +373,18 @@ impl<S: KvStore> Engine<S> {
     pub fn nightly_log(&self, ns: &str) -> Result<Vec<Nightly>> {
         let ns = Namespace::new(ns)?;
         let mut out = Vec::new();
-        super::space::scan_all(&self.store, &ns.key(Table::Learning, b"log/"), None, |_, v| {
-            out.push(serde_json::from_slice(v).map_err(|e| Error::Corrupt {
-                what: "nightly log".into(),
-                detail: e.to_string(),
-            })?);
-            Ok(())
-        })?;
+        crate::store::scan::scan_all(
+            &self.store,
+            &ns.key(Table::Learning, b"log/"),
+            None,
+            |_, v| {
+                out.push(serde_json::from_slice(v).map_err(|e| Error::Corrupt {
+                    what: "nightly log".into(),
+                    detail: e.to_string(),
+                })?);
+                Ok(())
+            },
+        )?;
         Ok(out)
     }
 

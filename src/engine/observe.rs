@@ -13,7 +13,6 @@
 use std::collections::BTreeSet;
 
 use super::signals::scan_signals;
-use super::space::scan_all;
 use super::Engine;
 use crate::embed::{cosine, Role};
 use crate::error::{Error, Result};
@@ -23,6 +22,7 @@ use crate::learn::pattern::Pattern;
 use crate::learn::phrasing;
 use crate::record::episode::{decode_vector, encode_vector};
 use crate::record::{Observation, ObservationStatus, SignalKind};
+use crate::store::scan::scan_all;
 use crate::store::{Batch, KvStore, Namespace, Table};
 use crate::time::DAY;
 

@@ -21,12 +21,12 @@
 use std::collections::BTreeMap;
 
 use super::signals::free_id;
-use super::space::scan_all;
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::learn::confidence::wilson;
 use crate::record::outcome::{decode_outcome, encode_outcome, encode_weights, Retrieval};
 use crate::record::{Outcome, Rule, RuleStatus};
+use crate::store::scan::scan_all;
 use crate::store::{Batch, KvStore, Namespace, Table};
 
 /// What outcome tracking concluded about one entry.

@@ -5,7 +5,6 @@ use crate::index::FastMap as HashMap;
 use super::episodes::Hot;
 use super::score::{Explanation, MatchedPassage, Scoring, Signals};
 use super::space::Space;
-use super::usage;
 use super::Engine;
 use crate::embed::Role;
 use crate::error::{Error, Result};
@@ -539,10 +538,10 @@ impl<S: KvStore> Engine<S> {
         let mut batch = Batch::new();
         batch.put(ns.key(Table::Retrieval, &id.to_be_bytes()), record);
         let space = self.spaces.get(ns.as_str()).expect("loaded above");
-        let staged = usage::stage(space, ns, id, now, &episodes, &mut batch)?;
+        let staged = space.stage_use(ns, (id, now), &episodes, &mut batch)?;
         self.store.write(&batch)?;
         let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
-        usage::commit(space, staged);
+        space.commit_use(staged);
         Ok(Some(id))
     }
 }

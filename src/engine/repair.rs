@@ -1,10 +1,11 @@
 //! Repair: what a namespace could not read on open, and re-embedding it under a new model.
 
-use super::space::{scan_all, Quarantined};
+use super::space::Quarantined;
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::record::episode::encode_vectors;
 use crate::record::Episode;
+use crate::store::scan::scan_all;
 use crate::store::{Batch, KvStore, Namespace, Table};
 
 /// Episodes embedded per call to the embedder while re-embedding.
@@ -46,7 +47,10 @@ impl<S: KvStore> Engine<S> {
                 batch.put(nsc.key(Table::Vector, &e.id.to_be_bytes()), encode_vectors(&model, &v));
             }
         }
-        batch.put(nsc.key(Table::Meta, b"space"), super::space::encode_meta(next_id, &model));
+        batch.put(
+            nsc.key(Table::Meta, b"space"),
+            super::persist::meta::encode_meta(next_id, &model),
+        );
         scan_all(&self.store, &nsc.table_prefix(Table::Snapshot), None, |k, _| {
             batch.delete(k.to_vec());
             Ok(())

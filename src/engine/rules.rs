@@ -1,10 +1,10 @@
 //! Procedural rules: stored whole, injected whole. Keys: `Table::Rule/<id:u64 BE>`; the next id
 //! is the highest stored one plus one.
 
-use super::space::scan_all;
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::record::{Origin, Rule, RuleStatus};
+use crate::store::scan::scan_all;
 use crate::store::{Batch, KvStore, Namespace, Table};
 
 /// Superseded is what merging writes, with the rule that absorbed it: not a status to set.

@@ -107,7 +107,7 @@ pub(crate) fn scan_signals(
         let page = (limit - n).min(256);
         let entries = store.scan(&prefix, cursor.as_deref(), page)?;
         for (k, v) in &entries {
-            super::space::check_scanned(k, &prefix)?;
+            crate::store::scan::check_scanned(k, &prefix)?;
             let id = k[prefix.len()..].try_into().map(u64::from_be_bytes).map_err(|_| {
                 Error::Corrupt {
                     what: "signal key".into(),

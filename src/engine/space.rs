@@ -1,11 +1,12 @@
-//! One loaded namespace: its episodes and the indexes derived from them.
-//!
-//! Meta record (`Table::Meta`, id `space`, kind 6): `next_id:u64 model_id:str`.
+//! One loaded namespace: its episodes and the indexes derived from them, opened from what
+//! `engine::persist` keeps (snapshot, meta, access statistics) and the records.
 
 use std::collections::BTreeSet;
 
 use super::episodes::{Episodes, Hot};
-use super::snapshot::{self, Opened, Snapshot};
+use super::persist::meta::decode_meta;
+use super::persist::snapshot::{self, Opened, SnapState, Snapshot};
+use super::persist::usage::{self, Usage};
 use super::Config;
 use crate::embed::passages::{TextVectors, MAX_PASSAGES};
 use crate::error::{Error, Result};
@@ -13,11 +14,8 @@ use crate::index::bm25::Bm25;
 use crate::index::vectors::VectorIndex;
 use crate::record::episode::decode_vectors;
 use crate::record::Episode;
-use crate::store::codec::{open, seal, Reader, Writer};
-use crate::store::{KvStore, Namespace, Table};
-
-const META_KIND: u8 = 6;
-const PAGE: usize = 1024;
+use crate::store::scan::scan_all;
+use crate::store::{Batch, KvStore, Namespace, Table};
 
 /// Bits of a vector-index key that hold the episode id; the bits above hold `passage + 1` for
 /// the passages of a long text ([`passage_key`]), 0 for its whole vector.
@@ -72,79 +70,6 @@ pub(crate) fn episode_of(key: u64) -> u64 {
     key & ((1 << ID_BITS) - 1)
 }
 
-pub(crate) fn encode_meta(next_id: u64, model: &str) -> Vec<u8> {
-    let mut w = Writer::new();
-    w.u64(next_id).str(model);
-    seal(META_KIND, &w.finish())
-}
-
-fn decode_meta(bytes: &[u8]) -> Result<(u64, String)> {
-    let mut r = Reader::new(open(bytes, META_KIND, "namespace meta")?, "namespace meta");
-    let out = (r.u64()?, r.str()?.to_string());
-    r.end()?;
-    Ok(out)
-}
-
-/// Calls `f` on every (key, value) under `prefix` (after key `after`, when given), page by page.
-pub(crate) fn scan_all(
-    store: &impl KvStore,
-    prefix: &[u8],
-    after: Option<Vec<u8>>,
-    f: impl FnMut(&[u8], &[u8]) -> Result<()>,
-) -> Result<()> {
-    scan_pages(store, prefix, after, PAGE, f)
-}
-
-/// [`scan_all`] with pages of `page` entries (small pages for large values).
-pub(crate) fn scan_pages(
-    store: &impl KvStore,
-    prefix: &[u8],
-    mut after: Option<Vec<u8>>,
-    page: usize,
-    mut f: impl FnMut(&[u8], &[u8]) -> Result<()>,
-) -> Result<()> {
-    loop {
-        let entries = store.scan(prefix, after.as_deref(), page)?;
-        for (k, v) in &entries {
-            check_scanned(k, prefix)?;
-            f(k, v)?;
-        }
-        match entries.last() {
-            Some((k, _)) if entries.len() == page => after = Some(k.clone()),
-            _ => return Ok(()),
-        }
-    }
-}
-
-/// A host's scan must return keys under the prefix asked for; a key that is not is the
-/// host's bug, reported instead of sliced (slicing a shorter key would panic and trap a wasm
-/// instance).
-pub(crate) fn check_scanned(key: &[u8], prefix: &[u8]) -> Result<()> {
-    if key.starts_with(prefix) {
-        return Ok(());
-    }
-    Err(Error::Corrupt {
-        what: "storage scan".into(),
-        detail: format!(
-            "the host returned key {:?} for prefix {:?}: its scan must return only keys that \
-             start with the prefix",
-            String::from_utf8_lossy(key),
-            String::from_utf8_lossy(prefix)
-        ),
-    })
-}
-
-/// Where the namespace's snapshot stands.
-#[derive(Default)]
-pub(crate) struct SnapState {
-    /// First id the stored snapshot does not cover (0: no snapshot).
-    pub watermark: u64,
-    /// Chunks the stored snapshot has.
-    pub chunks: u32,
-    /// Episodes below the watermark changed since (each has a marker in the store).
-    pub dirty: FastSet,
-}
-
 /// A stored record that could not be read when its namespace was opened. It stays in the store,
 /// untouched, for repair; the rest of the namespace opens without it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -157,8 +82,6 @@ pub struct Quarantined {
     /// recall; an unreadable or foreign vector leaves its episode to BM25 until `reembed`.
     pub reason: String,
 }
-
-pub(crate) type FastSet = std::collections::HashSet<u64, foldhash::fast::FixedState>;
 
 pub(crate) struct Space {
     pub exists: bool,
@@ -184,7 +107,7 @@ pub(crate) struct Space {
     /// The rest of a compaction plan a budgeted nightly call left (`engine::compaction`).
     pub compaction_plan: Option<super::compaction::PlanCache>,
     /// Access statistics not yet in the stored records (`engine::usage`).
-    pub usage: super::usage::Usage,
+    pub usage: Usage,
 }
 
 impl Space {
@@ -234,7 +157,7 @@ impl Space {
         if let Opened::Snapshot { replayed: r, .. } = &mut space.opened {
             *r = replayed;
         }
-        super::usage::replay(store, ns, &mut space)?;
+        usage::replay(store, ns, &mut space.usage, &mut space.episodes)?;
         Ok(space)
     }
 
@@ -524,14 +447,50 @@ impl Space {
 
     /// Records that episode `id` changed: true when a dirty marker must go with the write.
     pub fn marks_dirty(&self, id: u64) -> bool {
-        id < self.snap.watermark && !self.snap.dirty.contains(&id)
+        self.snap.marks_dirty(id)
     }
 
     /// After the write that carried its marker: episode `id` differs from the snapshot.
     pub fn mark_dirty(&mut self, id: u64) {
-        if id < self.snap.watermark {
-            self.snap.dirty.insert(id);
+        self.snap.mark_dirty(id);
+    }
+
+    /// What a snapshot of this namespace holds.
+    pub fn snapshot_parts(&self) -> snapshot::Parts<'_> {
+        snapshot::Parts {
+            bm25: &self.bm25,
+            vectors: &self.vectors,
+            episodes: &self.episodes,
+            next_id: self.next_id,
         }
+    }
+
+    /// Adds to `batch` the access statistics not yet in the stored records
+    /// (`persist::usage::fold`); call [`Space::folded`] once it is stored.
+    pub fn fold_usage(&self, ns: &Namespace, batch: &mut Batch, markers: bool) {
+        usage::fold(&self.usage, &self.episodes, &self.snap, ns, batch, markers);
+    }
+
+    /// After the batch [`Space::fold_usage`] filled was stored.
+    pub fn folded(&mut self) {
+        usage::folded(&mut self.usage, &mut self.snap);
+    }
+
+    /// Adds to `batch` (which logs retrieval `id` at `at`) what a recall that returned `used`
+    /// stores for their access statistics (`persist::usage::stage`).
+    pub fn stage_use(
+        &self,
+        ns: &Namespace,
+        (id, at): (u64, i64),
+        used: &[u64],
+        batch: &mut Batch,
+    ) -> Result<usage::Staged> {
+        usage::stage((&self.usage, &self.episodes, &self.snap), ns, (id, at), used, batch)
+    }
+
+    /// After the batch [`Space::stage_use`] filled was stored.
+    pub fn commit_use(&mut self, staged: usage::Staged) {
+        usage::commit((&mut self.usage, &mut self.episodes, &mut self.snap), staged);
     }
 
     /// Fails when vectors of `model` would join vectors of another model. A namespace that

@@ -69,7 +69,7 @@ impl<S: KvStore> Engine<S> {
                 Status::Rejected => s.statuses.rejected += 1,
             }
         }
-        super::space::scan_all(&self.store, &nsc.prefix(), None, |k, v| {
+        crate::store::scan::scan_all(&self.store, &nsc.prefix(), None, |k, v| {
             s.bytes += (k.len() + v.len()) as u64;
             Ok(())
         })?;

@@ -11,3 +11,6 @@ pub mod vectors;
 /// A hash map with foldhash's fixed-seed hasher: several times faster than SipHash on the
 /// integer and short-string keys the indexes use, and deterministic (no random seed).
 pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
+
+/// A set of ids with the same hasher as [`FastMap`].
+pub type FastSet = std::collections::HashSet<u64, foldhash::fast::FixedState>;

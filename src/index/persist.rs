@@ -1,4 +1,4 @@
-//! Byte forms of the derived indexes, for snapshots (`engine::snapshot`): loading these is
+//! Byte forms of the derived indexes, for snapshots (`engine::persist::snapshot`): loading these is
 //! much faster than rebuilding them (no tokenising, no quantising, no HNSW build).
 //!
 //! Little-endian, written with [`Writer`]; `str` and `bytes` are length-prefixed.

@@ -33,7 +33,7 @@ pub enum Table {
     Triple,
     /// Invalidated triples, with their validity end.
     TripleHistory,
-    /// Snapshots of derived indexes (`engine::snapshot`).
+    /// Snapshots of derived indexes (`engine::persist::snapshot`).
     Snapshot,
     /// Behaviour signals, keyed by time (`record::signal`).
     Signal,

@@ -28,6 +28,7 @@ pub mod file;
 pub mod journal;
 pub mod keys;
 pub mod memory;
+pub(crate) mod scan;
 
 pub use keys::{purge_namespace, Namespace, Table};
 pub use memory::MemoryStore;

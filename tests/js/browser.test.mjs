@@ -10,8 +10,8 @@ import { launch } from "./chromium.mjs";
 
 const root = resolve(import.meta.dirname, "../..");
 
-async function page(context, url) {
-  const p = context.pages()[0] ?? (await context.newPage());
+async function page(context, url, { fresh = false } = {}) {
+  const p = (!fresh && context.pages()[0]) || (await context.newPage());
   const errors = [];
   p.on("pageerror", (e) => errors.push(e.message));
   await p.goto(`${url}/tests/browser/harness.html`);
@@ -87,6 +87,67 @@ test("IndexedDB: storage contract, engine, and persistence across a browser rest
     assert.ok(after.explained.includes("bm25"));
     assert.equal(after.episodes, 3);
     assert.equal(after.fact, "Italian");
+    await context.close();
+  } finally {
+    server.close();
+  }
+});
+
+test("two tabs on one IndexedDB store: the second is refused (LOCKED) or waits until the first closes", async () => {
+  const server = await serve(root);
+  const profile = mkdtempSync(join(tmpdir(), "mnemo-chromium-"));
+  try {
+    const context = await launch(profile);
+    const a = await page(context, server.url);
+    const b = await page(context, server.url, { fresh: true });
+    const open = async (wait) => {
+      const { mnemo, bow } = window.t;
+      const storage = await mnemo.IndexedDbStorage.open("shared");
+      window.mem = await mnemo.Mnemo.open(storage, { vectorModel: "test-bow@1", dim: bow.DIM, waitForLock: wait });
+      return storage.lockName;
+    };
+    assert.equal(await a.evaluate(open, false), "mnemo:indexeddb:shared");
+    await a.evaluate(async () => {
+      const { bow } = window.t;
+      const text = "the deploy key rotates on Mondays";
+      await window.mem.remember("ana", { text }, { vector: bow.vec(text) });
+    });
+    const refused = await b.evaluate(open, false).catch((e) => e.message);
+    assert.match(String(refused), /LOCKED|another context/);
+    const refusedCode = await b.evaluate(async () => {
+      const { mnemo, bow } = window.t;
+      const storage = await mnemo.IndexedDbStorage.open("shared");
+      return mnemo.Mnemo.open(storage, { vectorModel: "test-bow@1", dim: bow.DIM }).then(
+        () => "opened",
+        (e) => e.code,
+      );
+    });
+    assert.equal(refusedCode, "LOCKED");
+    // The second tab waits; the first writes once more, closes, and the second sees both.
+    await b.evaluate(() => {
+      window.opening = (async () => {
+        const { mnemo, bow } = window.t;
+        const storage = await mnemo.IndexedDbStorage.open("shared");
+        window.mem = await mnemo.Mnemo.open(storage, { vectorModel: "test-bow@1", dim: bow.DIM, waitForLock: true });
+        return Date.now();
+      })();
+    });
+    const closedAt = await a.evaluate(async () => {
+      const { bow } = window.t;
+      const text = "staging uses the blue cluster";
+      await window.mem.remember("ana", { text }, { vector: bow.vec(text) });
+      const at = Date.now();
+      await window.mem.close();
+      const after = await window.mem.timeline("ana").then(() => "answered", (e) => e.code);
+      return { at, after };
+    });
+    assert.equal(closedAt.after, "CLOSED");
+    const seen = await b.evaluate(async () => {
+      const openedAt = await window.opening;
+      return { openedAt, texts: (await window.mem.timeline("ana")).map((e) => e.text) };
+    });
+    assert.ok(seen.openedAt >= closedAt.at, "opened only after the first tab closed");
+    assert.deepEqual(seen.texts, ["the deploy key rotates on Mondays", "staging uses the blue cluster"]);
     await context.close();
   } finally {
     server.close();

@@ -32,12 +32,17 @@ const inPage = (p, step) =>
       const { Mnemo, ChromeStorage } = await import("./mnemo/src/entry-browser.js");
       const kit = await import("./erasure-scan.mjs");
       const mem = await Mnemo.open(await ChromeStorage.open(chrome.storage.local, prefix), kit.OPTIONS);
-      if (step === "fill") {
-        await kit.fill(mem, "ana");
-        await kit.fill(mem, "bo");
+      try {
+        if (step === "fill") {
+          await kit.fill(mem, "ana");
+          await kit.fill(mem, "bo");
+        }
+        if (step === "erase") return await mem.erase("ana", { scope: "subject", subject: kit.SUBJECT });
+        return { ana: await kit.answers(mem, "ana"), bo: await kit.answers(mem, "bo") };
+      } finally {
+        // One context at a time holds the log: the next step opens it afresh.
+        await mem.close();
       }
-      if (step === "erase") return mem.erase("ana", { scope: "subject", subject: kit.SUBJECT });
-      return { ana: await kit.answers(mem, "ana"), bo: await kit.answers(mem, "bo") };
     },
     [step, PREFIX],
   );

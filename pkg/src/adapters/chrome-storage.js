@@ -2,8 +2,9 @@
 // multi-key delete-and-set transaction, but one `set` of one item is applied whole, so each
 // batch is stored as one item (a batch record, ../batchlog.js, base64) under its own name
 // `<prefix><sequence>` (sequence: 12 decimal digits; default prefix `mnemo/b/`); opening replays
-// them in order. Extension pages and the service worker share the area: let one context own a
-// namespace (a second writer could take the same sequence number).
+// them in order. Extension pages and the service worker share the area, and a second writer
+// could take the same sequence number: a Mnemo holds the Web Lock `lockName` while it has the
+// log open, so a second context is refused (LOCKED) or waits (`waitForLock`).
 //
 // Compaction (`compact()`, and automatically once the log holds more than twice the live data
 // plus 1 MiB): the live data is written as new items after the last one, in records of at most
@@ -55,6 +56,11 @@ export class ChromeStorage extends ItemLog {
       s.#items = null;
     }
     return s;
+  }
+
+  /** The Web Lock a Mnemo holds while it has this log open (one context at a time). */
+  get lockName() {
+    return `mnemo:chrome.storage:${this.#prefix}`;
   }
 
   itemName(seq) {

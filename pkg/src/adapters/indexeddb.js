@@ -27,6 +27,7 @@ function prefixEnd(prefix) {
 
 export class IndexedDbStorage {
   #db;
+  #name;
 
   /** Opens (or creates) database `name`. */
   static async open(name = "mnemo") {
@@ -34,7 +35,13 @@ export class IndexedDbStorage {
     req.onupgradeneeded = () => req.result.createObjectStore(STORE);
     const s = new IndexedDbStorage();
     s.#db = await request(req);
+    s.#name = name;
     return s;
+  }
+
+  /** The Web Lock a Mnemo holds while it has this database open (one context at a time). */
+  get lockName() {
+    return `mnemo:indexeddb:${this.#name}`;
   }
 
   async get(key) {

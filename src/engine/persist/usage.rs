@@ -27,11 +27,14 @@
 //! scheme, or that never had a retrieval) has all its retrievals folded: the mark is written
 //! with its first retrieval.
 
-use super::space::{scan_all, FastSet, Space};
+use super::snapshot::{dirty_key, SnapState};
+use crate::engine::episodes::Episodes;
 use crate::error::Result;
+use crate::index::FastSet;
 use crate::record::outcome::Retrieval;
 use crate::record::Episode;
 use crate::store::codec::{open, seal, Reader, Writer};
+use crate::store::scan::scan_all;
 use crate::store::{Batch, KvStore, Namespace, Table};
 
 const KIND: u8 = 15;
@@ -71,20 +74,25 @@ fn decode(bytes: &[u8]) -> Result<u64> {
 
 /// Raises episode `id`'s statistics in memory as one retrieval at `at` does; false when the
 /// namespace no longer holds it (erased).
-fn apply(space: &mut Space, id: u64, at: i64) -> Result<bool> {
-    let Some(e) = space.episodes.get(id)? else { return Ok(false) };
+fn apply(episodes: &mut Episodes, id: u64, at: i64) -> Result<bool> {
+    let Some(e) = episodes.get(id)? else { return Ok(false) };
     let mut e = e.into_owned();
     raise(&mut e, at);
-    space.episodes.insert(e);
+    episodes.insert(e);
     Ok(true)
 }
 
 /// On open: reads the fold mark and applies every retrieval at or above it.
-pub(crate) fn replay(store: &impl KvStore, ns: &Namespace, space: &mut Space) -> Result<usize> {
+pub(crate) fn replay(
+    store: &impl KvStore,
+    ns: &Namespace,
+    usage: &mut Usage,
+    episodes: &mut Episodes,
+) -> Result<usize> {
     let Some(mark) = store.get(&key(ns))? else { return Ok(0) };
     let folded = decode(&mark)?;
-    space.usage.folded = Some(folded);
-    space.usage.last = folded.saturating_sub(1);
+    usage.folded = Some(folded);
+    usage.last = folded.saturating_sub(1);
     let prefix = ns.table_prefix(Table::Retrieval);
     let after = folded.checked_sub(1).map(|p| ns.key(Table::Retrieval, &p.to_be_bytes()));
     let mut retrievals = Vec::new();
@@ -95,12 +103,12 @@ pub(crate) fn replay(store: &impl KvStore, ns: &Namespace, space: &mut Space) ->
     })?;
     for (id, r) in &retrievals {
         for &e in &r.episodes {
-            if apply(space, e, r.at)? {
-                space.usage.pending.insert(e);
+            if apply(episodes, e, r.at)? {
+                usage.pending.insert(e);
             }
         }
-        space.usage.unfolded += 1;
-        space.usage.last = space.usage.last.max(*id);
+        usage.unfolded += 1;
+        usage.last = usage.last.max(*id);
     }
     Ok(retrievals.len())
 }
@@ -120,56 +128,57 @@ pub(crate) struct Staged {
 /// retrieval cannot wait (its id is below the mark: the clock went back) or [`FOLD_AFTER`]
 /// are waiting. Nothing changes in memory until [`commit`], once the batch is stored.
 pub(crate) fn stage(
-    space: &Space,
+    (usage, episodes, snap): (&Usage, &Episodes, &SnapState),
     ns: &Namespace,
-    id: u64,
-    at: i64,
+    (id, at): (u64, i64),
     used: &[u64],
     batch: &mut Batch,
 ) -> Result<Staged> {
     let mut touched = Vec::with_capacity(used.len());
     for &e in used {
-        if let Some(e) = space.episodes.get(e)? {
+        if let Some(e) = episodes.get(e)? {
             let mut e = e.into_owned();
             raise(&mut e, at);
             touched.push(e);
         }
     }
-    let u = &space.usage;
-    let fold = match u.folded {
+    let fold = match usage.folded {
         None => {
             // Everything logged before is in the records already (before this scheme every
             // recall rewrote them): this retrieval is the first one to replay.
             batch.put(key(ns), encode(id));
             false
         }
-        Some(mark) => id < mark || u.unfolded >= FOLD_AFTER,
+        Some(mark) => id < mark || usage.unfolded >= FOLD_AFTER,
     };
     if fold {
         let mine: FastSet = touched.iter().map(|e| e.id).collect();
-        let others = u.pending.iter().copied().filter(|e| !mine.contains(e));
-        put_records(space, ns, others, true, batch);
+        let others = usage.pending.iter().copied().filter(|e| !mine.contains(e));
+        put_records(episodes, snap, ns, others, true, batch);
         for e in &touched {
-            put_record(space, ns, e.id, e.encode(), true, batch);
+            put_record(snap, ns, e.id, e.encode(), true, batch);
         }
-        batch.put(key(ns), encode(u.last.max(id).saturating_add(1)));
+        batch.put(key(ns), encode(usage.last.max(id).saturating_add(1)));
     }
     Ok(Staged { touched, id, fold })
 }
 
 /// After the batch [`stage`] filled was stored: the hits' new statistics in memory.
-pub(crate) fn commit(space: &mut Space, staged: Staged) {
+pub(crate) fn commit(
+    (usage, episodes, snap): (&mut Usage, &mut Episodes, &mut SnapState),
+    staged: Staged,
+) {
     for e in staged.touched {
-        space.usage.pending.insert(e.id);
-        space.episodes.insert(e);
+        usage.pending.insert(e.id);
+        episodes.insert(e);
     }
-    space.usage.unfolded += 1;
-    space.usage.last = space.usage.last.max(staged.id);
-    if space.usage.folded.is_none() {
-        space.usage.folded = Some(staged.id);
+    usage.unfolded += 1;
+    usage.last = usage.last.max(staged.id);
+    if usage.folded.is_none() {
+        usage.folded = Some(staged.id);
     }
     if staged.fold {
-        folded(space);
+        folded(usage, snap);
     }
 }
 
@@ -179,7 +188,7 @@ fn raise(e: &mut Episode, at: i64) {
 }
 
 fn put_record(
-    space: &Space,
+    snap: &SnapState,
     ns: &Namespace,
     id: u64,
     record: Vec<u8>,
@@ -187,13 +196,14 @@ fn put_record(
     batch: &mut Batch,
 ) {
     batch.put(ns.key(Table::Episode, &id.to_be_bytes()), record);
-    if markers && space.marks_dirty(id) {
-        batch.put(super::snapshot::dirty_key(ns, id), Vec::new());
+    if markers && snap.marks_dirty(id) {
+        batch.put(dirty_key(ns, id), Vec::new());
     }
 }
 
 fn put_records(
-    space: &Space,
+    episodes: &Episodes,
+    snap: &SnapState,
     ns: &Namespace,
     ids: impl Iterator<Item = u64>,
     markers: bool,
@@ -202,8 +212,8 @@ fn put_records(
     let mut ids: Vec<u64> = ids.collect();
     ids.sort_unstable();
     for id in ids {
-        if let Some(record) = space.episodes.record(id) {
-            put_record(space, ns, id, record.into_owned(), markers, batch);
+        if let Some(record) = episodes.record(id) {
+            put_record(snap, ns, id, record.into_owned(), markers, batch);
         }
     }
 }
@@ -213,22 +223,29 @@ fn put_records(
 /// fold first, or the retrievals it already counts would be counted again on the next open.
 /// `markers`: whether the records need snapshot dirty markers (not when the same batch writes
 /// a snapshot of them). Call [`folded`] once the batch is stored.
-pub(crate) fn fold(space: &Space, ns: &Namespace, batch: &mut Batch, markers: bool) {
-    if space.usage.pending.is_empty() && space.usage.unfolded == 0 {
+pub(crate) fn fold(
+    usage: &Usage,
+    episodes: &Episodes,
+    snap: &SnapState,
+    ns: &Namespace,
+    batch: &mut Batch,
+    markers: bool,
+) {
+    if usage.pending.is_empty() && usage.unfolded == 0 {
         return;
     }
-    put_records(space, ns, space.usage.pending.iter().copied(), markers, batch);
-    batch.put(key(ns), encode(space.usage.last.saturating_add(1)));
+    put_records(episodes, snap, ns, usage.pending.iter().copied(), markers, batch);
+    batch.put(key(ns), encode(usage.last.saturating_add(1)));
 }
 
 /// After the batch [`fold`] filled was stored.
-pub(crate) fn folded(space: &mut Space) {
-    if space.usage.pending.is_empty() && space.usage.unfolded == 0 {
+pub(crate) fn folded(usage: &mut Usage, snap: &mut SnapState) {
+    if usage.pending.is_empty() && usage.unfolded == 0 {
         return;
     }
-    for id in std::mem::take(&mut space.usage.pending) {
-        space.mark_dirty(id);
+    for id in std::mem::take(&mut usage.pending) {
+        snap.mark_dirty(id);
     }
-    space.usage.unfolded = 0;
-    space.usage.folded = Some(space.usage.last.saturating_add(1));
+    usage.unfolded = 0;
+    usage.folded = Some(usage.last.saturating_add(1));
 }

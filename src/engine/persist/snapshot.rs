@@ -28,13 +28,14 @@
 //! Writing one is one atomic batch: head, chunks, removal of surplus old chunks and of the
 //! dirty markers it absorbs.
 
-use super::episodes::{Episodes, Hot};
-use super::space::Space;
+use crate::engine::episodes::{Episodes, Hot};
 use crate::error::Result;
 use crate::index::bm25::Bm25;
 use crate::index::vectors::{VectorConfig, VectorIndex};
+use crate::index::FastSet;
 use crate::record::episode::{status_code, status_from};
 use crate::store::codec::{open, seal, Reader, Writer};
+use crate::store::scan::{scan_all, scan_pages};
 use crate::store::{Batch, KvStore, Namespace, Table};
 
 const HEAD_KIND: u8 = 7;
@@ -46,6 +47,31 @@ const CHUNKS_PER_PAGE: usize = 16;
 /// rebuilt.
 pub(crate) const LAYOUT: &str =
     "mnemo-snapshot/2 terms/2 windows/1 instant-distance/0.6 postcard/1";
+
+/// Where the namespace's snapshot stands.
+#[derive(Default)]
+pub(crate) struct SnapState {
+    /// First id the stored snapshot does not cover (0: no snapshot).
+    pub watermark: u64,
+    /// Chunks the stored snapshot has.
+    pub chunks: u32,
+    /// Episodes below the watermark changed since (each has a marker in the store).
+    pub dirty: FastSet,
+}
+
+impl SnapState {
+    /// Whether a change to episode `id` needs a dirty marker in its batch.
+    pub fn marks_dirty(&self, id: u64) -> bool {
+        id < self.watermark && !self.dirty.contains(&id)
+    }
+
+    /// After the write that carried its marker: episode `id` differs from the snapshot.
+    pub fn mark_dirty(&mut self, id: u64) {
+        if id < self.watermark {
+            self.dirty.insert(id);
+        }
+    }
+}
 
 /// How a namespace's indexes were obtained when it was loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,7 +142,7 @@ pub(crate) fn hash(bytes: &[u8]) -> u64 {
 pub(crate) fn dirty_ids(store: &impl KvStore, ns: &Namespace) -> Result<Vec<u64>> {
     let prefix = ns.key(Table::Snapshot, b"d/");
     let mut ids = Vec::new();
-    super::space::scan_all(store, &prefix, None, |k, _| {
+    scan_all(store, &prefix, None, |k, _| {
         let b: [u8; 8] =
             k[prefix.len()..].try_into().map_err(|_| crate::error::Error::Corrupt {
                 what: "snapshot dirty marker".into(),
@@ -128,23 +154,32 @@ pub(crate) fn dirty_ids(store: &impl KvStore, ns: &Namespace) -> Result<Vec<u64>
     Ok(ids)
 }
 
-/// The batch that replaces `ns`'s snapshot with one of `space` (`old_chunks` is how many
-/// chunks the previous one had); returns it with the new chunk count and blob size.
+/// What a snapshot holds, borrowed from a loaded namespace.
+pub(crate) struct Parts<'a> {
+    pub bm25: &'a Bm25,
+    pub vectors: &'a VectorIndex,
+    pub episodes: &'a Episodes,
+    /// The namespace's next episode id: the new snapshot's watermark.
+    pub next_id: u64,
+}
+
+/// The batch that replaces `ns`'s snapshot (described by `snap`) with one of `parts`; returns
+/// it with the new chunk count and blob size.
 pub(crate) fn batch(
-    space: &Space,
+    parts: Parts,
+    snap: &SnapState,
     ns: &Namespace,
-    old_chunks: u32,
     chunk_size: usize,
 ) -> Result<(Batch, u32, usize)> {
     let mut w = Writer::new();
-    space.bm25.encode(&mut w);
-    space.vectors.encode(&mut w)?;
-    let mut hots: Vec<Hot> = space.episodes.hots().to_vec();
+    parts.bm25.encode(&mut w);
+    parts.vectors.encode(&mut w)?;
+    let mut hots: Vec<Hot> = parts.episodes.hots().to_vec();
     hots.sort_unstable_by_key(|h| h.id);
     let mut records = Vec::new();
     w.u32(hots.len() as u32);
     for h in &hots {
-        let record = space.episodes.record(h.id).expect("listed above");
+        let record = parts.episodes.record(h.id).expect("listed above");
         w.u64(h.id).i64(h.created_at).i64(h.last_accessed_at).u32(h.access_count);
         w.f32(h.importance).u8(h.tier).u8(status_code(h.status));
         w.i64(h.expires_at).u8(u8::from(h.cold)).u32(record.len() as u32);
@@ -159,14 +194,14 @@ pub(crate) fn batch(
         batch.put(chunk_key(ns, chunks), part.to_vec());
         chunks += 1;
     }
-    for i in chunks..old_chunks {
+    for i in chunks..snap.chunks {
         batch.delete(chunk_key(ns, i));
     }
-    for &id in &space.snap.dirty {
+    for &id in &snap.dirty {
         batch.delete(dirty_key(ns, id));
     }
     let mut head = Writer::new();
-    head.str(LAYOUT).u64(space.next_id).u32(chunks).u64(blob.len() as u64).u64(hash(&blob));
+    head.str(LAYOUT).u64(parts.next_id).u32(chunks).u64(blob.len() as u64).u64(hash(&blob));
     batch.put(ns.key(Table::Snapshot, b"head"), seal(HEAD_KIND, &head.finish()));
     Ok((batch, chunks, blob.len()))
 }
@@ -201,7 +236,7 @@ pub(crate) fn read(
     let mut count = 0u32;
     // A few chunks a page: the store's copies stay small next to the blob.
     let prefix = ns.key(Table::Snapshot, b"c/");
-    super::space::scan_pages(store, &prefix, None, CHUNKS_PER_PAGE, |_, v| {
+    scan_pages(store, &prefix, None, CHUNKS_PER_PAGE, |_, v| {
         blob.extend_from_slice(v);
         count += 1;
         Ok(())
