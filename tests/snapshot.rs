@@ -150,38 +150,15 @@ fn a_snapshot_open_answers_as_the_engine_that_wrote_it_after_later_changes() {
     assert_eq!(everything(&mut c), want_eps);
 }
 
-/// A store that counts what each batch writes.
-struct Counting {
-    inner: MemoryStore,
-    /// (puts, bytes of keys and values) of every batch written.
-    batches: Vec<(usize, usize)>,
+type Counting = mnemo::bench::CountingStore<MemoryStore>;
+
+/// (records, bytes) the engine's store took since `before` (a snapshot of its counters).
+fn since(e: &Engine<Counting>, before: (u64, u64)) -> (u64, u64) {
+    (e.store().ops - before.0, e.store().bytes - before.1)
 }
 
-impl KvStore for Counting {
-    fn get(&self, key: &[u8]) -> mnemo::Result<Option<Vec<u8>>> {
-        self.inner.get(key)
-    }
-    fn scan(
-        &self,
-        prefix: &[u8],
-        after: Option<&[u8]>,
-        limit: usize,
-    ) -> mnemo::Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        self.inner.scan(prefix, after, limit)
-    }
-    fn write(&mut self, batch: &Batch) -> mnemo::Result<()> {
-        let (mut puts, mut bytes) = (0, 0);
-        for op in batch.ops() {
-            match op {
-                mnemo::store::Op::Put(k, v) => {
-                    (puts, bytes) = (puts + 1, bytes + k.len() + v.len())
-                }
-                mnemo::store::Op::Delete(k) => bytes += k.len(),
-            }
-        }
-        self.batches.push((puts, bytes));
-        self.inner.write(batch)
-    }
+fn counters(e: &Engine<Counting>) -> (u64, u64) {
+    (e.store().ops, e.store().bytes)
 }
 
 /// Reopens the engine's store in a new engine, as after a restart, and loads "ana".
@@ -193,23 +170,20 @@ fn reopen(e: Engine<Counting>) -> Engine<Counting> {
 
 #[test]
 fn a_recall_writes_one_small_record_and_its_access_statistics_survive_a_restart() {
-    let mut a = engine(Counting { inner: MemoryStore::new(), batches: Vec::new() });
+    let mut a = engine(Counting::new(MemoryStore::new()));
     add(&mut a, 0, 200);
     a.maintain(true).unwrap();
     let at = |i: i64| T0 + 100 * DAY + i * 60_000;
     let queries = ["deploy cache", "invoice billing", "rollback migration", "worker quota"];
-    let before = a.store().batches.len();
     for i in 0..40 {
+        let before = (counters(&a), a.store().batches);
         let r = a.recall("ana", &Query::new(queries[i as usize % 4], 8), at(i)).unwrap();
         assert!(r.retrieval_id.is_some());
-    }
-    let recalls = &a.store().batches[before..];
-    assert_eq!(recalls.len(), 40);
-    // The first also stores the fold mark; every other one writes its retrieval record alone.
-    assert_eq!(recalls[0].0, 2, "{:?}", recalls[0]);
-    for (i, &(puts, bytes)) in recalls.iter().enumerate().skip(1) {
-        assert_eq!(puts, 1, "recall {i} wrote {puts} records");
-        assert!(bytes < 200, "recall {i} wrote {bytes} bytes");
+        let (records, bytes) = since(&a, before.0);
+        assert_eq!(a.store().batches - before.1, 1, "one batch per recall");
+        // The first also stores the fold mark; every other one writes its retrieval record alone.
+        assert_eq!(records, if i == 0 { 2 } else { 1 }, "recall {i} wrote {records} records");
+        assert!(i == 0 || bytes < 200, "recall {i} wrote {bytes} bytes");
     }
     let want = everything(&mut a);
     assert!(want.iter().any(|e| e.access_count >= 10), "popular episodes were recalled often");
@@ -218,9 +192,10 @@ fn a_recall_writes_one_small_record_and_its_access_statistics_survive_a_restart(
 
     // A status change folds the statistics into the records; none is counted twice.
     let popular = want.iter().max_by_key(|e| e.access_count).unwrap().id;
+    let before = counters(&a);
     a.set_status("ana", popular, Status::Superseded).unwrap();
-    let folded = *a.store().batches.last().unwrap();
-    assert!(folded.0 > 2, "the status change carried the pending records: {folded:?}");
+    let (records, _) = since(&a, before);
+    assert!(records > 2, "the status change carried the pending records: {records}");
     let want = everything(&mut a);
     let mut a = reopen(a);
     assert_eq!(everything(&mut a), want, "after a fold");
@@ -229,8 +204,9 @@ fn a_recall_writes_one_small_record_and_its_access_statistics_survive_a_restart(
     // lost or doubled.
     a.recall("ana", &Query::new("deploy cache", 8), at(50)).unwrap();
     a.set_status("ana", popular, Status::Active).unwrap();
+    let before = counters(&a);
     a.recall("ana", &Query::new("invoice billing", 8), at(45)).unwrap();
-    assert!(a.store().batches.last().unwrap().0 > 1, "folded in the recall's own batch");
+    assert!(since(&a, before).0 > 1, "folded in the recall's own batch");
     a.recall("ana", &Query::new("rollback migration", 8), at(60)).unwrap();
     let want = everything(&mut a);
     let mut a = reopen(a);
@@ -262,13 +238,14 @@ fn a_recall_writes_one_small_record_and_its_access_statistics_survive_a_restart(
 
 #[test]
 fn unfolded_retrievals_are_bounded_by_a_fold_every_so_often() {
-    let mut a = engine(Counting { inner: MemoryStore::new(), batches: Vec::new() });
+    let mut a = engine(Counting::new(MemoryStore::new()));
     add(&mut a, 0, 60);
-    let before = a.store().batches.len();
+    let mut folds = 0;
     for i in 0..1100 {
+        let before = counters(&a);
         a.recall("ana", &Query::new("deploy cache", 4), T0 + 30 * DAY + i * 1000).unwrap();
+        folds += usize::from(since(&a, before).0 > 2);
     }
-    let folds = a.store().batches[before..].iter().filter(|b| b.0 > 2).count();
     assert_eq!(folds, 1, "one fold after 1,024 unfolded retrievals");
     let want = everything(&mut a);
     let mut a = reopen(a);
