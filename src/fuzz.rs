@@ -22,7 +22,7 @@ use crate::record::outcome::{
 };
 use crate::record::{Episode, Fact, Observation, Outcome, Rule, Signal, Triple};
 use crate::store::codec::{Reader, Writer};
-use crate::store::{KvStore, MemoryStore};
+use crate::store::MemoryStore;
 
 struct Rng(u64);
 
@@ -230,15 +230,20 @@ fn snapshot_blobs() {
         )
         .expect("stored");
     }
+    e.maintain(true).expect("a segment");
     e.snapshot("ana").expect("snapshot");
     let ns = crate::store::Namespace::new("ana").expect("ns");
-    let chunks =
-        e.store().scan(&ns.key(crate::store::Table::Snapshot, b"c/"), None, 100).expect("scan");
-    let blob: Vec<u8> = chunks.into_iter().flat_map(|(_, v)| v).collect();
+    let s = crate::engine::persist::snapshot::stored(e.store(), &ns).expect("read").expect("one");
+    let s = s.expect("usable");
+    assert_eq!(s.parts.len(), 2, "an episodes part and a segment part");
     let config = e.config().vectors;
-    fuzz("snapshot", vec![blob], |b| {
-        let _ = crate::engine::persist::snapshot::decode(b, 31, 1, 8, config);
-    });
+    for (i, name) in [(0, "snapshot episodes part"), (1, "snapshot vector segment part")] {
+        fuzz(name, vec![s.blobs[i].clone()], |b| {
+            let mut blobs = s.blobs.clone();
+            blobs[i] = b.to_vec();
+            let _ = crate::engine::persist::snapshot::decode(&s.parts, &blobs, 30, 8, config);
+        });
+    }
 }
 
 #[test]

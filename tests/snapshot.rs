@@ -111,6 +111,7 @@ fn a_snapshot_open_answers_as_the_engine_that_wrote_it_after_later_changes() {
     let m = a.maintain(false).unwrap();
     assert_eq!(m.snapshots, 1);
     assert!(m.snapshot_bytes > 0 && m.segments >= 1);
+    let first_bytes = m.snapshot_bytes;
     // After the snapshot: new episodes, status changes both ways, access updates.
     add(&mut a, 300, 340);
     a.set_status("ana", 9, Status::Superseded).unwrap();
@@ -136,18 +137,39 @@ fn a_snapshot_open_answers_as_the_engine_that_wrote_it_after_later_changes() {
         assert_eq!(b.episode("ana", h.episode.id).unwrap().access_count, 1);
     }
 
-    // A second snapshot absorbs the changes and their dirty markers.
+    // A second snapshot is incremental: one part for the 40 new episodes, a fraction of the
+    // first snapshot's bytes. Dirty markers stay until a full rewrite: the two status changes,
+    // and the five touched episodes whose access statistics the snapshot folded into their
+    // records (their part is older).
     let m = b.maintain(false).unwrap();
     assert_eq!(m.snapshots, 1);
+    assert!(m.snapshot_bytes * 4 < first_bytes, "{} bytes after {first_bytes}", m.snapshot_bytes);
     let ns = Namespace::new("ana").unwrap();
-    let markers = b.store().scan(&ns.key(Table::Snapshot, b"d/"), None, 100).unwrap();
-    assert!(markers.is_empty(), "{} dirty markers left", markers.len());
+    let markers = |e: &Engine<MemoryStore>| {
+        e.store().scan(&ns.key(Table::Snapshot, b"d/"), None, 1000).unwrap().len()
+    };
+    assert_eq!(markers(&b), 7);
     assert_eq!(b.maintain(false).unwrap().snapshots, 0, "nothing changed since");
     let mut c = engine(b.into_store());
     c.load("ana").unwrap();
-    assert!(matches!(c.opened("ana"), Some(Opened::Snapshot { replayed: 0, refreshed: 0, .. })));
+    assert!(matches!(c.opened("ana"), Some(Opened::Snapshot { replayed: 0, refreshed: 7, .. })));
     assert_eq!(answers(&mut c), want);
     assert_eq!(everything(&mut c), want_eps);
+
+    // Markers past an eighth of the watermark (and 256) make the next snapshot a full
+    // rewrite, which absorbs them.
+    for id in 20..290 {
+        c.set_status("ana", id, Status::Superseded).unwrap();
+    }
+    assert!(markers(&c) > 256);
+    assert_eq!(c.maintain(false).unwrap().snapshots, 1);
+    assert_eq!(markers(&c), 0, "absorbed");
+    let (want, want_eps) = (answers(&mut c), everything(&mut c));
+    let mut d = engine(c.into_store());
+    d.load("ana").unwrap();
+    assert!(matches!(d.opened("ana"), Some(Opened::Snapshot { replayed: 0, refreshed: 0, .. })));
+    assert_eq!(answers(&mut d), want);
+    assert_eq!(everything(&mut d), want_eps);
 }
 
 type Counting = mnemo::bench::CountingStore<MemoryStore>;
@@ -254,7 +276,7 @@ fn unfolded_retrievals_are_bounded_by_a_fold_every_so_often() {
 }
 
 fn chunk_keys(s: &MemoryStore) -> Vec<Vec<u8>> {
-    let prefix = Namespace::new("ana").unwrap().key(Table::Snapshot, b"c/");
+    let prefix = Namespace::new("ana").unwrap().key(Table::Snapshot, b"p/");
     s.scan(&prefix, None, 10_000).unwrap().into_iter().map(|(k, _)| k).collect()
 }
 
@@ -270,7 +292,17 @@ fn a_damaged_or_missing_snapshot_is_rebuilt_from_records_and_reported() {
         e.load("ana").unwrap();
         let opened = e.opened("ana").cloned();
         e.maintain(true).unwrap();
-        (answers(&mut e), everything(&mut e), opened)
+        let got = (answers(&mut e), everything(&mut e));
+        // The snapshot written after the rebuild replaces what was left of the old one.
+        let mut again = engine(e.into_store());
+        again.load("ana").unwrap();
+        assert!(
+            matches!(again.opened("ana"), Some(Opened::Snapshot { refreshed: 0, .. })),
+            "{:?}",
+            again.opened("ana")
+        );
+        assert_eq!((answers(&mut again), everything(&mut again)), got);
+        (got.0, got.1, opened)
     };
     let mut bare = store.clone();
     let mut b = Batch::new();

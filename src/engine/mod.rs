@@ -147,16 +147,23 @@ fn write_snapshot(
     ns: &Namespace,
     config: &Config,
 ) -> Result<usize> {
-    let (mut batch, chunks, bytes) =
-        snapshot::batch(space.snapshot_parts(), &space.snap, ns, config.snapshot_chunk)?;
-    // The snapshot holds the statistics in memory: the records must agree with it.
-    space.fold_usage(ns, &mut batch, false);
+    let stale =
+        if space.snap.parts.is_empty() { snapshot::stale_keys(store, ns)? } else { Vec::new() };
+    let written =
+        snapshot::batch(space.snapshot_parts(), &space.snap, ns, config.snapshot_chunk, stale)?;
+    let mut batch = written.batch;
+    // The new part holds the statistics in memory: the records must agree with it. Episodes
+    // of older parts that the fold rewrites get dirty markers, unless this is a full rewrite.
+    space.fold_usage(ns, &mut batch, !written.full);
     store.write(&batch)?;
     space.folded();
-    space.snap.watermark = space.next_id;
-    space.snap.chunks = chunks;
-    space.snap.dirty.clear();
-    Ok(bytes)
+    space.snap.watermark = written.watermark;
+    space.snap.parts = written.parts;
+    space.snap.next_part = written.next_part;
+    if written.full {
+        space.snap.dirty.clear();
+    }
+    Ok(written.bytes)
 }
 
 /// What [`Engine::maintain`] did.

@@ -163,7 +163,8 @@ impl Space {
 
     fn restore(&mut self, snap: Snapshot) {
         self.snap.watermark = snap.watermark;
-        self.snap.chunks = snap.chunks;
+        self.snap.parts = snap.parts;
+        self.snap.next_part = snap.next_part;
         self.bm25 = snap.bm25;
         self.vectors = snap.vectors;
         self.episodes = snap.episodes;
@@ -442,7 +443,7 @@ impl Space {
 
     /// Changes made since the stored snapshot (new episodes and dirty ones).
     pub fn pending(&self) -> u64 {
-        self.next_id.saturating_sub(self.snap.watermark.max(1)) + self.snap.dirty.len() as u64
+        self.snap.pending(self.next_id)
     }
 
     /// Records that episode `id` changed: true when a dirty marker must go with the write.
@@ -462,6 +463,7 @@ impl Space {
             vectors: &self.vectors,
             episodes: &self.episodes,
             next_id: self.next_id,
+            episode_of,
         }
     }
 

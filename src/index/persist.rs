@@ -15,6 +15,10 @@
 //!             graph:bytes
 //! ```
 //!
+//! A snapshot may also store the parts separately ([`VectorIndex::encode_segment`], one per
+//! sealed segment, and [`VectorIndex::encode_rows`] for delta rows), and assemble an index from
+//! them with [`VectorIndex::from_parts`].
+//!
 //! `graph` is instant-distance's `HnswMap<row, row>` in postcard's encoding, each point stored
 //! as its row number (instant-distance 0.6 exposes its graph only through serde, so this part
 //! follows its struct layout; the engine's snapshot header names the versions, and a snapshot
@@ -37,26 +41,69 @@ use crate::store::codec::{Reader, Writer};
 impl Bm25 {
     /// Appends the index's byte form (module docs) to `w`.
     pub fn encode(&self, w: &mut Writer) {
-        w.f32(self.k1).f32(self.b).u64(self.total_len);
-        let mut docs: Vec<(u64, u32)> = self.doc_len.iter().map(|(&i, &l)| (i, l)).collect();
+        self.encode_subset(w, |_| true);
+    }
+
+    /// Appends the byte form of the index restricted to the documents `keep` accepts: what
+    /// [`Bm25::decode`] reads back is the index those documents alone would make.
+    pub fn encode_subset(&self, w: &mut Writer, keep: impl Fn(u64) -> bool) {
+        let mut docs: Vec<(u64, u32)> =
+            self.doc_len.iter().filter(|(&i, _)| keep(i)).map(|(&i, &l)| (i, l)).collect();
         docs.sort_unstable();
+        let total: u64 = docs.iter().map(|d| u64::from(d.1)).sum();
+        w.f32(self.k1).f32(self.b).u64(total);
         w.u32(docs.len() as u32);
         let mut prev = 0;
         for (id, len) in docs {
             w.var(id - prev).var(u64::from(len));
             prev = id;
         }
-        let mut terms: Vec<(&String, &Vec<(u64, u32)>)> = self.postings.iter().collect();
+        let mut terms: Vec<(&String, Vec<(u64, u32)>)> = self
+            .postings
+            .iter()
+            .map(|(t, d)| (t, d.iter().copied().filter(|p| keep(p.0)).collect::<Vec<_>>()))
+            .filter(|(_, d)| !d.is_empty())
+            .collect();
         terms.sort_unstable_by(|a, b| a.0.cmp(b.0));
         w.u32(terms.len() as u32);
         for (term, docs) in terms {
             w.str(term).var(docs.len() as u64);
             let mut prev = 0;
-            for &(id, tf) in docs {
+            for (id, tf) in docs {
                 w.var(id - prev).var(u64::from(tf));
                 prev = id;
             }
         }
+    }
+
+    /// Adds the documents of `other`, an index of other documents made with the same `k1` and
+    /// `b` (a document in both keeps `other`'s version).
+    pub fn absorb(&mut self, other: Bm25) -> Result<()> {
+        if (other.k1, other.b) != (self.k1, self.b) {
+            return Err(Error::Corrupt {
+                what: "BM25 snapshot part".into(),
+                detail: format!(
+                    "k1 {} b {} where the index has {} {}",
+                    other.k1, other.b, self.k1, self.b
+                ),
+            });
+        }
+        if other.doc_len.keys().any(|id| self.doc_len.contains_key(id)) {
+            for id in other.doc_len.keys() {
+                self.remove(*id);
+            }
+        }
+        self.total_len += other.total_len;
+        self.doc_len.extend(other.doc_len);
+        for (term, list) in other.postings {
+            let docs = self.postings.entry(term).or_default();
+            let sorted = docs.last().is_none_or(|last| list.first().is_none_or(|f| last.0 < f.0));
+            docs.extend(list);
+            if !sorted {
+                docs.sort_unstable_by_key(|p| p.0);
+            }
+        }
+        Ok(())
     }
 
     /// Reads what [`Bm25::encode`] wrote.
@@ -124,28 +171,117 @@ fn le_chunks<const N: usize>(bytes: &[u8]) -> impl Iterator<Item = [u8; N]> + '_
     bytes.chunks_exact(N).map(|c| c.try_into().expect("chunks_exact"))
 }
 
+fn encode_segment(seg: &Segment, w: &mut Writer) -> Result<()> {
+    let f = &seg.flat;
+    let ids: Vec<u8> = f.ids.iter().flat_map(|i| i.to_le_bytes()).collect();
+    let scales: Vec<u8> = f.scales.iter().flat_map(|s| s.to_le_bytes()).collect();
+    let data: Vec<u8> = f.data.iter().map(|&x| x as u8).collect();
+    let graph = postcard::to_allocvec(&seg.map).map_err(|e| Error::Corrupt {
+        what: "vector index snapshot".into(),
+        detail: format!("graph not serialisable: {e}"),
+    })?;
+    w.u32(f.ids.len() as u32).bytes(&ids).bytes(&scales).bytes(&data).bytes(&graph);
+    Ok(())
+}
+
+/// Reads segment number `s` (in search order) of the index, giving it `serial`.
+fn decode_segment(r: &mut Reader, dim: usize, s: usize, serial: u64) -> Result<Segment> {
+    let rows = r.u32()? as usize;
+    let (ids, scales, data) = (r.bytes()?, r.bytes()?, r.bytes()?);
+    if ids.len() != rows * 8 || scales.len() != rows * 4 || data.len() != rows * dim {
+        return Err(r.corrupt(format!("segment {s}: sizes disagree with {rows} rows")));
+    }
+    let flat = Arc::new(Flat {
+        dim,
+        ids: le_chunks::<8>(ids).map(u64::from_le_bytes).collect(),
+        scales: le_chunks::<4>(scales).map(f32::from_le_bytes).collect(),
+        data: data.iter().map(|&x| x as i8).collect(),
+    });
+    let graph = r.bytes()?;
+    super::graph_check::check(graph, rows).map_err(|e| r.corrupt(format!("segment {s}: {e}")))?;
+    READING.with(|f| *f.borrow_mut() = Some(flat.clone()));
+    let map = postcard::from_bytes(graph);
+    READING.with(|f| *f.borrow_mut() = None);
+    let map = map.map_err(|e| r.corrupt(format!("segment {s} graph: {e}")))?;
+    Ok(Segment { serial, flat, map })
+}
+
+fn decode_row(r: &mut Reader, dim: usize) -> Result<(u64, QVec)> {
+    let (id, scale, row) = (r.u64()?, r.f32()?, r.bytes()?);
+    if row.len() != dim {
+        return Err(r.corrupt(format!("delta row of {} bytes", row.len())));
+    }
+    Ok((id, QVec { scale, data: row.iter().map(|&x| x as i8).collect() }))
+}
+
 impl VectorIndex {
     /// Appends the index's byte form (module docs) to `w`.
     pub fn encode(&self, w: &mut Writer) -> Result<()> {
         w.u32(self.dim as u32).u32(self.config.ef_search as u32).u32(self.segments.len() as u32);
         for seg in &self.segments {
-            let f = &seg.flat;
-            let ids: Vec<u8> = f.ids.iter().flat_map(|i| i.to_le_bytes()).collect();
-            let scales: Vec<u8> = f.scales.iter().flat_map(|s| s.to_le_bytes()).collect();
-            let data: Vec<u8> = f.data.iter().map(|&x| x as u8).collect();
-            let graph = postcard::to_allocvec(&seg.map).map_err(|e| Error::Corrupt {
-                what: "vector index snapshot".into(),
-                detail: format!("graph not serialisable: {e}"),
-            })?;
-            w.u32(f.ids.len() as u32).bytes(&ids).bytes(&scales).bytes(&data).bytes(&graph);
+            encode_segment(seg, w)?;
         }
-        w.u32(self.delta.len() as u32);
-        for (id, q) in &self.delta {
+        self.encode_rows(w, |_| true);
+        Ok(())
+    }
+
+    /// Appends sealed segment `serial` (`segment` in the module docs); false when there is none.
+    pub fn encode_segment(&self, serial: u64, w: &mut Writer) -> Result<bool> {
+        match self.segments.iter().find(|s| s.serial == serial) {
+            Some(seg) => encode_segment(seg, w).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
+    /// Appends the delta's rows whose ids `keep` accepts (`delta` in the module docs).
+    pub fn encode_rows(&self, w: &mut Writer, keep: impl Fn(u64) -> bool) {
+        let rows: Vec<&(u64, QVec)> = self.delta.iter().filter(|(id, _)| keep(*id)).collect();
+        w.u32(rows.len() as u32);
+        for (id, q) in rows {
             w.u64(*id).f32(q.scale);
             let row: Vec<u8> = q.data.iter().map(|&x| x as u8).collect();
             w.bytes(&row);
         }
-        Ok(())
+    }
+
+    /// An index of `dim` dimensions from its parts: the sealed segments in search order as
+    /// (serial, bytes of [`VectorIndex::encode_segment`]), then delta rows (readers of
+    /// [`VectorIndex::encode_rows`]) of which only ids no segment holds are kept.
+    pub fn from_parts<'a>(
+        dim: usize,
+        config: VectorConfig,
+        segments: impl IntoIterator<Item = (u64, &'a [u8])>,
+        rows: impl IntoIterator<Item = Reader<'a>>,
+    ) -> Result<Self> {
+        let mut index = VectorIndex::new(dim, config);
+        for (s, (serial, bytes)) in segments.into_iter().enumerate() {
+            let mut r = Reader::new(bytes, "vector segment");
+            let seg = decode_segment(&mut r, dim, s, serial)?;
+            r.end()?;
+            for (row, id) in seg.flat.ids.iter().enumerate() {
+                index.loc.insert(*id, Loc::Sealed(s, row as u32));
+            }
+            index.next_serial = index.next_serial.max(serial + 1);
+            index.segments.push(seg);
+        }
+        for mut r in rows {
+            let n = r.u32()? as usize;
+            for _ in 0..n {
+                let (id, q) = decode_row(&mut r, dim)?;
+                match index.loc.get(&id) {
+                    Some(Loc::Sealed(..)) => {} // sealed since this row was stored
+                    Some(Loc::Delta(_)) => {
+                        return Err(r.corrupt(format!("id {id} twice in the delta")))
+                    }
+                    None => {
+                        index.loc.insert(id, Loc::Delta(index.delta.len()));
+                        index.delta.push((id, q));
+                    }
+                }
+            }
+            r.end()?;
+        }
+        Ok(index)
     }
 
     /// Reads what [`VectorIndex::encode`] wrote, for vectors of `dim` dimensions tuned by
@@ -161,42 +297,22 @@ impl VectorIndex {
         let mut index = VectorIndex::new(dim, config);
         let segments = r.u32()? as usize;
         for s in 0..segments {
-            let rows = r.u32()? as usize;
-            let (ids, scales, data) = (r.bytes()?, r.bytes()?, r.bytes()?);
-            if ids.len() != rows * 8 || scales.len() != rows * 4 || data.len() != rows * dim {
-                return Err(r.corrupt(format!("segment {s}: sizes disagree with {rows} rows")));
-            }
-            let flat = Arc::new(Flat {
-                dim,
-                ids: le_chunks::<8>(ids).map(u64::from_le_bytes).collect(),
-                scales: le_chunks::<4>(scales).map(f32::from_le_bytes).collect(),
-                data: data.iter().map(|&x| x as i8).collect(),
-            });
-            let graph = r.bytes()?;
-            super::graph_check::check(graph, rows)
-                .map_err(|e| r.corrupt(format!("segment {s}: {e}")))?;
-            READING.with(|f| *f.borrow_mut() = Some(flat.clone()));
-            let map = postcard::from_bytes(graph);
-            READING.with(|f| *f.borrow_mut() = None);
-            let map = map.map_err(|e| r.corrupt(format!("segment {s} graph: {e}")))?;
-            for (row, id) in flat.ids.iter().enumerate() {
+            let seg = decode_segment(r, dim, s, s as u64 + 1)?;
+            for (row, id) in seg.flat.ids.iter().enumerate() {
                 index.loc.insert(*id, Loc::Sealed(s, row as u32));
             }
-            index.segments.push(Segment { flat, map });
+            index.next_serial = s as u64 + 2;
+            index.segments.push(seg);
         }
         let delta = r.u32()? as usize;
         index.delta.reserve(delta.min(r.remaining() / (dim + 16)));
         for _ in 0..delta {
-            let (id, scale, row) = (r.u64()?, r.f32()?, r.bytes()?);
-            if row.len() != dim {
-                return Err(r.corrupt(format!("delta row of {} bytes", row.len())));
-            }
-            let data = row.iter().map(|&x| x as i8).collect();
+            let (id, q) = decode_row(r, dim)?;
             if let Some(Loc::Delta(_)) = index.loc.get(&id) {
                 return Err(r.corrupt(format!("id {id} twice in the delta")));
             }
             index.loc.insert(id, Loc::Delta(index.delta.len()));
-            index.delta.push((id, QVec { scale, data }));
+            index.delta.push((id, q));
         }
         Ok(index)
     }

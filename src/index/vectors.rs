@@ -140,6 +140,9 @@ impl Default for VectorConfig {
 }
 
 pub(super) struct Segment {
+    /// Which segment this is, for the life of the index (snapshots store a segment once, under
+    /// this number, and drop it when a merge replaces it).
+    pub(super) serial: u64,
     pub(super) flat: Arc<Flat>,
     pub(super) map: HnswMap<Node, u32>,
 }
@@ -158,6 +161,8 @@ pub struct VectorIndex {
     pub(super) segments: Vec<Segment>,
     pub(super) delta: Vec<(u64, QVec)>,
     pub(super) loc: HashMap<u64, Loc>,
+    /// The serial the next segment built gets.
+    pub(super) next_serial: u64,
     /// Reused between queries: a fresh one allocates a visited set the size of the graph.
     search: RefCell<Search>,
 }
@@ -182,6 +187,7 @@ impl VectorIndex {
             segments: Vec::new(),
             delta: Vec::new(),
             loc: HashMap::default(),
+            next_serial: 1,
             search: RefCell::new(Search::default()),
         }
     }
@@ -304,7 +310,14 @@ impl VectorIndex {
             .ef_search(self.config.ef_search)
             .seed(self.config.seed)
             .build(nodes, (0..rows).collect());
-        self.segments.push(Segment { flat, map });
+        let serial = self.next_serial;
+        self.next_serial += 1;
+        self.segments.push(Segment { serial, flat, map });
+    }
+
+    /// The serial numbers of the sealed segments, in search order.
+    pub fn segment_serials(&self) -> Vec<u64> {
+        self.segments.iter().map(|s| s.serial).collect()
     }
 
     /// The `k` nearest live vectors to the unit vector `query` among ids `keep` accepts, as

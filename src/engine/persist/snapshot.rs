@@ -1,32 +1,44 @@
-//! Snapshots: a namespace's episodes and derived indexes in one blob, so a cold open copies
-//! bytes instead of tokenising text, quantising vectors and building HNSW graphs.
+//! Snapshots: a namespace's episodes and derived indexes stored as immutable parts, so a cold
+//! open copies bytes instead of tokenising text, quantising vectors and building HNSW graphs,
+//! and so a snapshot taken after a few changes writes about what changed, not the namespace.
 //!
 //! Keys under [`Table::Snapshot`]:
 //!
 //! ```text
-//! head          kind 7: layout:str watermark:u64 chunks:u32 len:u64 hash:u64
-//! c/<i:u32 BE>  chunk i of the blob, raw bytes (at most Config::snapshot_chunk each)
-//! d/<id:u64 BE> empty: episode `id` (below the watermark) changed after the snapshot
+//! head                      kind 7: layout:str watermark:u64 next_part:u64 parts:u32 part×parts
+//! part                      := id:u64 kind:u8 lo:u64 hi:u64 chunks:u32 len:u64 hash:u64
+//! p/<id:u64 BE><i:u32 BE>   chunk i of part `id`, raw bytes (at most Config::snapshot_chunk)
+//! d/<id:u64 BE>             empty: episode `id` (below the watermark) changed after its part
+//!                           was written
 //!
-//! blob     := bm25 vectors episodes
-//! episodes := n:u32 hot×n records:bytes
-//! hot      := id:u64 created_at:i64 last_accessed_at:i64 access_count:u32 importance:f32
-//!             tier:u8 status:u8 expires_at:i64 cold:u8 record_len:u32
+//! kind 1, episodes [lo, hi): bm25:bytes rows:bytes n:u32 hot×n records:bytes
+//! kind 2, vector segment:   the sealed HNSW segment whose serial is `lo`
+//! hot := id:u64 created_at:i64 last_accessed_at:i64 access_count:u32 importance:f32
+//!        tier:u8 status:u8 expires_at:i64 cold:u8 record_len:u32
 //! ```
 //!
-//! `records` holds each episode's own sealed record (checksummed as in the store), in the
-//! order of the `hot` entries: a cold open keeps them as one arena and decodes an episode only
-//! when it is needed whole (`engine::episodes`). `bm25` and `vectors` are the byte forms of
-//! [`crate::index::persist`]. `hash` is [`hash`] over the
-//! whole blob. `layout` names this format and the graph encoding it relies on.
+//! An episodes part holds the episodes with ids in `[lo, hi)` as they were when it was written:
+//! their BM25 documents (`index::persist`, the documents of those episodes alone), the rows of
+//! their vectors that were still in the exact delta, and each episode's own sealed record
+//! (checksummed as in the store), in the order of the `hot` entries; a cold open keeps the
+//! records as one arena and decodes an episode only when it is needed whole
+//! (`engine::episodes`). A segment part is written once, when the segment is new, and deleted
+//! when a merge replaces it. `hash` is [`hash`] over the part's bytes; `layout` names this
+//! format and the encodings it relies on.
 //!
-//! A snapshot covers the episodes with ids below `watermark` (the namespace's next id when it
-//! was written). Opening reads it, then re-reads from their records the episodes marked dirty
-//! (status changes, access updates) and every episode at or above the watermark. A snapshot is
-//! a cache, never the source of truth: one whose layout, hash or contents do not check out is
-//! ignored, the namespace is rebuilt from its records, and [`Opened::Rebuilt`] says why.
-//! Writing one is one atomic batch: head, chunks, removal of surplus old chunks and of the
-//! dirty markers it absorbs.
+//! The parts cover the ids below `watermark`. Opening reads them all (BM25 documents are
+//! merged, delta rows kept for the ids no segment holds), then re-reads from their records the
+//! episodes marked dirty (status changes, folded access statistics) and every episode at or
+//! above the watermark. A snapshot is a cache, never the source of truth: one whose layout,
+//! hashes or contents do not check out is ignored, the namespace is rebuilt from its records,
+//! and [`Opened::Rebuilt`] says why.
+//!
+//! Writing one is one atomic batch. Usually it is **incremental**: one new episodes part for
+//! the ids since the last watermark, the segments not stored yet, the deletion of segments
+//! merged away, and the head. Dirty markers stay until a **full** rewrite, which replaces every
+//! episodes part by one and absorbs the markers; it is chosen when there is no snapshot yet,
+//! when the markers outnumber an eighth of the watermark (and 256), or when there are more than
+//! [`MAX_EPISODE_PARTS`] episodes parts.
 
 use crate::engine::episodes::{Episodes, Hot};
 use crate::error::Result;
@@ -40,22 +52,43 @@ use crate::store::{Batch, KvStore, Namespace, Table};
 
 const HEAD_KIND: u8 = 7;
 const CHUNKS_PER_PAGE: usize = 16;
+const EPISODES: u8 = 1;
+const SEGMENT: u8 = 2;
+/// Episodes parts a snapshot may have before the next one is a full rewrite.
+pub(crate) const MAX_EPISODE_PARTS: usize = 256;
 /// This format, the lexical analysis its BM25 postings were made with (`terms/2`: words,
 /// whole tokens and Snowball stems, `index::terms::index_terms`; `windows/1`: a text of more
 /// than 128 words indexed as its windows, `engine::space::Space::bm25_insert`), and the graph
 /// encoding it embeds (see `index::persist`). A snapshot of another layout is ignored and
 /// rebuilt.
 pub(crate) const LAYOUT: &str =
-    "mnemo-snapshot/2 terms/2 windows/1 instant-distance/0.6 postcard/1";
+    "mnemo-snapshot/3 parts/1 terms/2 windows/1 instant-distance/0.6 postcard/1";
+
+/// One stored part, as the head lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Part {
+    pub id: u64,
+    pub kind: u8,
+    /// Episodes: the first id; segment: its serial.
+    pub lo: u64,
+    /// Episodes: the first id past the part; segment: 0.
+    pub hi: u64,
+    pub chunks: u32,
+    pub len: u64,
+    pub hash: u64,
+}
 
 /// Where the namespace's snapshot stands.
 #[derive(Default)]
 pub(crate) struct SnapState {
     /// First id the stored snapshot does not cover (0: no snapshot).
     pub watermark: u64,
-    /// Chunks the stored snapshot has.
-    pub chunks: u32,
-    /// Episodes below the watermark changed since (each has a marker in the store).
+    /// The stored parts, as the head lists them.
+    pub parts: Vec<Part>,
+    /// The id the next part gets.
+    pub next_part: u64,
+    /// Episodes below the watermark changed since their part was written (each has a marker
+    /// in the store).
     pub dirty: FastSet,
 }
 
@@ -65,11 +98,23 @@ impl SnapState {
         id < self.watermark && !self.dirty.contains(&id)
     }
 
-    /// After the write that carried its marker: episode `id` differs from the snapshot.
+    /// After the write that carried its marker: episode `id` differs from its part.
     pub fn mark_dirty(&mut self, id: u64) {
         if id < self.watermark {
             self.dirty.insert(id);
         }
+    }
+
+    /// Dirty markers past which the next snapshot is a full rewrite.
+    fn dirty_limit(&self) -> usize {
+        (self.watermark / 8).max(256) as usize
+    }
+
+    /// Changes the next snapshot would store: episodes past the watermark, and the dirty
+    /// markers once a full rewrite is due to absorb them.
+    pub fn pending(&self, next_id: u64) -> u64 {
+        let markers = if self.dirty.len() > self.dirty_limit() { self.dirty.len() } else { 0 };
+        next_id.saturating_sub(self.watermark.max(1)) + markers as u64
     }
 }
 
@@ -96,7 +141,8 @@ pub enum Opened {
 /// A decoded snapshot.
 pub(crate) struct Snapshot {
     pub watermark: u64,
-    pub chunks: u32,
+    pub parts: Vec<Part>,
+    pub next_part: u64,
     pub episodes: Episodes,
     pub bm25: Bm25,
     pub vectors: VectorIndex,
@@ -109,8 +155,14 @@ pub(crate) fn dirty_key(ns: &Namespace, id: u64) -> Vec<u8> {
     k
 }
 
-fn chunk_key(ns: &Namespace, i: u32) -> Vec<u8> {
-    let mut k = ns.key(Table::Snapshot, b"c/");
+fn part_prefix(ns: &Namespace, part: u64) -> Vec<u8> {
+    let mut k = ns.key(Table::Snapshot, b"p/");
+    k.extend_from_slice(&part.to_be_bytes());
+    k
+}
+
+fn chunk_key(ns: &Namespace, part: u64, i: u32) -> Vec<u8> {
+    let mut k = part_prefix(ns, part);
     k.extend_from_slice(&i.to_be_bytes());
     k
 }
@@ -161,20 +213,127 @@ pub(crate) struct Parts<'a> {
     pub episodes: &'a Episodes,
     /// The namespace's next episode id: the new snapshot's watermark.
     pub next_id: u64,
+    /// The episode a BM25 document or vector key belongs to (`engine::space::episode_of`).
+    pub episode_of: fn(u64) -> u64,
 }
 
-/// The batch that replaces `ns`'s snapshot (described by `snap`) with one of `parts`; returns
-/// it with the new chunk count and blob size.
+/// A snapshot write: the batch, and the state once it is stored.
+pub(crate) struct Written {
+    pub batch: Batch,
+    pub watermark: u64,
+    pub parts: Vec<Part>,
+    pub next_part: u64,
+    /// A full rewrite: every dirty marker was deleted.
+    pub full: bool,
+    /// Bytes of the parts written.
+    pub bytes: usize,
+}
+
+/// Keys of snapshot chunks no head lists: when a namespace has no usable snapshot (none, a
+/// damaged one, or one of an older layout, whose chunks were under `c/`), its first snapshot
+/// deletes whatever chunks are left, so no part id is reused over old chunks.
+pub(crate) fn stale_keys(store: &impl KvStore, ns: &Namespace) -> Result<Vec<Vec<u8>>> {
+    let mut keys = Vec::new();
+    for prefix in [&b"c/"[..], b"p/"] {
+        scan_pages(store, &ns.key(Table::Snapshot, prefix), None, CHUNKS_PER_PAGE, |k, _| {
+            keys.push(k.to_vec());
+            Ok(())
+        })?;
+    }
+    Ok(keys)
+}
+
+/// The batch that brings `ns`'s snapshot (described by `snap`) up to `parts` (module docs:
+/// incremental, or full when due), first deleting the `stale` keys ([`stale_keys`]).
 pub(crate) fn batch(
     parts: Parts,
     snap: &SnapState,
     ns: &Namespace,
     chunk_size: usize,
-) -> Result<(Batch, u32, usize)> {
+    stale: Vec<Vec<u8>>,
+) -> Result<Written> {
+    let episode_parts = snap.parts.iter().filter(|p| p.kind == EPISODES).count();
+    let full = snap.parts.is_empty()
+        || snap.dirty.len() > snap.dirty_limit()
+        || episode_parts >= MAX_EPISODE_PARTS;
+    let mut batch = Batch::new();
+    for k in stale {
+        batch.delete(k);
+    }
+    let mut next_part = snap.next_part.max(1);
+    let mut bytes = 0;
+    let mut put_part = |batch: &mut Batch, kind: u8, lo: u64, hi: u64, blob: Vec<u8>| {
+        let id = next_part;
+        next_part += 1;
+        let mut chunks = 0u32;
+        for piece in blob.chunks(chunk_size.max(1)) {
+            batch.put(chunk_key(ns, id, chunks), piece.to_vec());
+            chunks += 1;
+        }
+        bytes += blob.len();
+        Part { id, kind, lo, hi, chunks, len: blob.len() as u64, hash: hash(&blob) }
+    };
+    let delete_part = |batch: &mut Batch, p: &Part| {
+        for i in 0..p.chunks {
+            batch.delete(chunk_key(ns, p.id, i));
+        }
+    };
+    let mut kept = Vec::new();
+    let lo = if full { 0 } else { snap.watermark };
+    for p in snap.parts.iter().filter(|p| p.kind == EPISODES) {
+        if full {
+            delete_part(&mut batch, p);
+        } else {
+            kept.push(p.clone());
+        }
+    }
+    if full {
+        for &id in &snap.dirty {
+            batch.delete(dirty_key(ns, id));
+        }
+    }
+    if parts.next_id > lo || full {
+        let blob = episodes_part(&parts, lo, parts.next_id)?;
+        kept.push(put_part(&mut batch, EPISODES, lo, parts.next_id, blob));
+    }
+    let serials = parts.vectors.segment_serials();
+    for p in snap.parts.iter().filter(|p| p.kind == SEGMENT) {
+        if !serials.contains(&p.lo) {
+            delete_part(&mut batch, p);
+        }
+    }
+    for serial in serials {
+        match snap.parts.iter().find(|p| p.kind == SEGMENT && p.lo == serial) {
+            Some(p) => kept.push(p.clone()),
+            None => {
+                let mut w = Writer::new();
+                parts.vectors.encode_segment(serial, &mut w)?;
+                kept.push(put_part(&mut batch, SEGMENT, serial, 0, w.finish()));
+            }
+        }
+    }
+    let mut head = Writer::new();
+    head.str(LAYOUT).u64(parts.next_id).u64(next_part).u32(kept.len() as u32);
+    for p in &kept {
+        head.u64(p.id).u8(p.kind).u64(p.lo).u64(p.hi).u32(p.chunks).u64(p.len).u64(p.hash);
+    }
+    batch.put(ns.key(Table::Snapshot, b"head"), seal(HEAD_KIND, &head.finish()));
+    Ok(Written { batch, watermark: parts.next_id, parts: kept, next_part, full, bytes })
+}
+
+/// The bytes of an episodes part for ids in `[lo, hi)`.
+fn episodes_part(parts: &Parts, lo: u64, hi: u64) -> Result<Vec<u8>> {
+    let of = parts.episode_of;
+    let within = |key: u64| (lo..hi).contains(&of(key));
     let mut w = Writer::new();
-    parts.bm25.encode(&mut w);
-    parts.vectors.encode(&mut w)?;
-    let mut hots: Vec<Hot> = parts.episodes.hots().to_vec();
+    let mut section = Writer::new();
+    parts.bm25.encode_subset(&mut section, within);
+    w.bytes(&section.finish());
+    let mut section = Writer::new();
+    parts.vectors.encode_rows(&mut section, within);
+    w.bytes(&section.finish());
+    let mut hots: Vec<Hot> =
+        parts.episodes.hots().iter().filter(|h| (lo..hi).contains(&h.id)).cloned().collect();
     hots.sort_unstable_by_key(|h| h.id);
     let mut records = Vec::new();
     w.u32(hots.len() as u32);
@@ -186,24 +345,16 @@ pub(crate) fn batch(
         records.extend_from_slice(&record);
     }
     w.bytes(&records);
-    let blob = w.finish();
-    let mut batch = Batch::new();
-    let chunk_size = chunk_size.max(1);
-    let mut chunks = 0u32;
-    for part in blob.chunks(chunk_size) {
-        batch.put(chunk_key(ns, chunks), part.to_vec());
-        chunks += 1;
-    }
-    for i in chunks..snap.chunks {
-        batch.delete(chunk_key(ns, i));
-    }
-    for &id in &snap.dirty {
-        batch.delete(dirty_key(ns, id));
-    }
-    let mut head = Writer::new();
-    head.str(LAYOUT).u64(parts.next_id).u32(chunks).u64(blob.len() as u64).u64(hash(&blob));
-    batch.put(ns.key(Table::Snapshot, b"head"), seal(HEAD_KIND, &head.finish()));
-    Ok((batch, chunks, blob.len()))
+    Ok(w.finish())
+}
+
+/// A stored snapshot's head and the bytes of its parts, checked against the head.
+pub(crate) struct Stored {
+    pub watermark: u64,
+    pub next_part: u64,
+    pub parts: Vec<Part>,
+    /// `blobs[i]` holds `parts[i]`.
+    pub blobs: Vec<Vec<u8>>,
 }
 
 /// Reads `ns`'s snapshot: `None` when there is none, `Some(Err(reason))` when it is unusable.
@@ -215,55 +366,139 @@ pub(crate) fn read(
     dim: usize,
     config: VectorConfig,
 ) -> Result<Option<std::result::Result<Snapshot, String>>> {
-    let Some(head) = store.get(&ns.key(Table::Snapshot, b"head"))? else { return Ok(None) };
-    let parsed = (|| {
-        let mut r = Reader::new(open(&head, HEAD_KIND, "snapshot head")?, "snapshot head");
-        let out = (r.str()?.to_string(), r.u64()?, r.u32()?, r.u64()?, r.u64()?);
-        r.end()?;
-        Ok::<_, crate::error::Error>(out)
-    })();
-    let (layout, watermark, chunks, len, sum) = match parsed {
-        Ok(h) => h,
-        Err(e) => return Ok(Some(Err(format!("unreadable head: {e}")))),
+    let stored = match stored(store, ns)? {
+        None => return Ok(None),
+        Some(Err(reason)) => return Ok(Some(Err(reason))),
+        Some(Ok(s)) => s,
     };
-    if layout != LAYOUT {
-        return Ok(Some(Err(format!("layout {layout:?}, this build reads {LAYOUT:?}"))));
-    }
+    let Stored { watermark, next_part, parts, blobs } = stored;
     if watermark > next_id {
         return Ok(Some(Err(format!("watermark {watermark} is past the next id {next_id}"))));
     }
-    let mut blob = Vec::with_capacity(usize::try_from(len).unwrap_or(0).min(1 << 30));
-    let mut count = 0u32;
-    // A few chunks a page: the store's copies stay small next to the blob.
-    let prefix = ns.key(Table::Snapshot, b"c/");
-    scan_pages(store, &prefix, None, CHUNKS_PER_PAGE, |_, v| {
-        blob.extend_from_slice(v);
-        count += 1;
-        Ok(())
-    })?;
-    if count != chunks || blob.len() as u64 != len || hash(&blob) != sum {
-        return Ok(Some(Err(format!(
-            "{count} chunks of {} bytes where the head says {chunks} of {len}, or the hash differs",
-            blob.len()
-        ))));
-    }
-    Ok(Some(decode(&blob, watermark, chunks, dim, config).map_err(|e| e.to_string())))
+    let decoded = decode(&parts, &blobs, watermark, dim, config).map_err(|e| e.to_string());
+    Ok(Some(decoded.map(|(episodes, bm25, vectors)| Snapshot {
+        watermark,
+        parts,
+        next_part,
+        episodes,
+        bm25,
+        vectors,
+    })))
 }
 
+/// The head and part bytes of `ns`'s snapshot, checked by length and hash (not decoded).
+pub(crate) fn stored(
+    store: &impl KvStore,
+    ns: &Namespace,
+) -> Result<Option<std::result::Result<Stored, String>>> {
+    let Some(head) = store.get(&ns.key(Table::Snapshot, b"head"))? else { return Ok(None) };
+    let parsed = (|| {
+        let mut r = Reader::new(open(&head, HEAD_KIND, "snapshot head")?, "snapshot head");
+        let layout = r.str()?.to_string();
+        if layout != LAYOUT {
+            return Ok(Err(format!("layout {layout:?}, this build reads {LAYOUT:?}")));
+        }
+        let (watermark, next_part, n) = (r.u64()?, r.u64()?, r.u32()? as usize);
+        let mut parts = Vec::with_capacity(n.min(r.remaining() / 41));
+        for _ in 0..n {
+            let (id, kind, lo, hi) = (r.u64()?, r.u8()?, r.u64()?, r.u64()?);
+            let (chunks, len, hash) = (r.u32()?, r.u64()?, r.u64()?);
+            parts.push(Part { id, kind, lo, hi, chunks, len, hash });
+        }
+        r.end()?;
+        Ok::<_, crate::error::Error>(Ok((watermark, next_part, parts)))
+    })();
+    let (watermark, next_part, parts) = match parsed {
+        Ok(Ok(h)) => h,
+        Ok(Err(reason)) => return Ok(Some(Err(reason))),
+        Err(e) => return Ok(Some(Err(format!("unreadable head: {e}")))),
+    };
+    let mut blobs = Vec::with_capacity(parts.len());
+    for p in &parts {
+        let mut blob = Vec::with_capacity(usize::try_from(p.len).unwrap_or(0).min(1 << 30));
+        let mut count = 0u32;
+        // A few chunks a page: the store's copies stay small next to the blob.
+        scan_pages(store, &part_prefix(ns, p.id), None, CHUNKS_PER_PAGE, |_, v| {
+            blob.extend_from_slice(v);
+            count += 1;
+            Ok(())
+        })?;
+        if count != p.chunks || blob.len() as u64 != p.len || hash(&blob) != p.hash {
+            return Ok(Some(Err(format!(
+                "part {}: {count} chunks of {} bytes where the head says {} of {}, or the hash \
+                 differs",
+                p.id,
+                blob.len(),
+                p.chunks,
+                p.len
+            ))));
+        }
+        blobs.push(blob);
+    }
+    Ok(Some(Ok(Stored { watermark, next_part, parts, blobs })))
+}
+
+/// Decodes the parts of a snapshot (`blobs[i]` holds `parts[i]`).
 pub(crate) fn decode(
-    blob: &[u8],
+    parts: &[Part],
+    blobs: &[Vec<u8>],
     watermark: u64,
-    chunks: u32,
     dim: usize,
     config: VectorConfig,
-) -> Result<Snapshot> {
-    let mut r = Reader::new(blob, "snapshot");
-    let bm25 = Bm25::decode(&mut r)?;
-    let vectors = VectorIndex::decode(&mut r, dim, config)?;
+) -> Result<(Episodes, Bm25, VectorIndex)> {
+    let mut bm25: Option<Bm25> = None;
+    let mut rows = Vec::new();
+    let mut segments = Vec::new();
+    let (mut hots, mut spans, mut arena) = (Vec::new(), Vec::new(), Vec::new());
+    let mut covered = 0u64;
+    for (p, blob) in parts.iter().zip(blobs) {
+        let mut r = Reader::new(blob, "snapshot part");
+        match p.kind {
+            EPISODES => {
+                if p.lo != covered || p.hi < p.lo || p.hi > watermark {
+                    return Err(r.corrupt(format!(
+                        "episodes part [{}, {}) after ids below {covered}, watermark {watermark}",
+                        p.lo, p.hi
+                    )));
+                }
+                covered = p.hi;
+                let part_bm25 = Bm25::decode(&mut Reader::new(r.bytes()?, "snapshot BM25"))?;
+                match bm25.as_mut() {
+                    None => bm25 = Some(part_bm25),
+                    Some(b) => b.absorb(part_bm25)?,
+                }
+                rows.push(Reader::new(r.bytes()?, "snapshot vector rows"));
+                read_episodes(&mut r, (p.lo, p.hi), &mut hots, &mut spans, &mut arena)?;
+                r.end()?;
+            }
+            SEGMENT => segments.push((p.lo, blob.as_slice())),
+            kind => return Err(r.corrupt(format!("part {} of unknown kind {kind}", p.id))),
+        }
+    }
+    if covered != watermark {
+        return Err(crate::error::Error::Corrupt {
+            what: "snapshot".into(),
+            detail: format!("its parts cover ids below {covered}, its watermark is {watermark}"),
+        });
+    }
+    let vectors = VectorIndex::from_parts(dim, config, segments, rows)?;
+    let episodes = Episodes::from_arena(hots, spans, arena);
+    Ok((episodes, bm25.unwrap_or_default(), vectors))
+}
+
+/// Appends the episodes of one part (ids in `range`) to the arena being assembled.
+fn read_episodes(
+    r: &mut Reader,
+    range: (u64, u64),
+    hots: &mut Vec<Hot>,
+    spans: &mut Vec<(u32, u32)>,
+    arena: &mut Vec<u8>,
+) -> Result<()> {
     let n = r.u32()? as usize;
-    let mut hots = Vec::with_capacity(n.min(r.remaining() / 47));
-    let mut spans = Vec::with_capacity(n.min(r.remaining() / 47));
-    let mut end = 0u32;
+    let base = u32::try_from(arena.len()).map_err(|_| r.corrupt("records past 4 GiB".into()))?;
+    let mut end = base;
+    let first = hots.len();
+    hots.reserve(n.min(r.remaining() / 47));
     for _ in 0..n {
         let hot = Hot {
             id: r.u64()?,
@@ -276,10 +511,11 @@ pub(crate) fn decode(
             expires_at: r.i64()?,
             cold: r.u8()? != 0,
         };
-        if hot.id >= watermark {
-            return Err(
-                r.corrupt(format!("episode {} at or past the watermark {watermark}", hot.id))
-            );
+        if !(range.0..range.1).contains(&hot.id) {
+            return Err(r.corrupt(format!(
+                "episode {} outside its part's ids [{}, {})",
+                hot.id, range.0, range.1
+            )));
         }
         let start = end;
         end = end.checked_add(r.u32()?).ok_or_else(|| r.corrupt("records overflow".into()))?;
@@ -287,12 +523,17 @@ pub(crate) fn decode(
         spans.push((start, end));
     }
     let records = r.bytes()?;
-    if records.len() != end as usize {
-        return Err(r.corrupt(format!("{} bytes of records, {end} listed", records.len())));
+    if records.len() as u64 != u64::from(end - base) {
+        hots.truncate(first);
+        spans.truncate(first);
+        return Err(r.corrupt(format!(
+            "{} bytes of records, {} listed",
+            records.len(),
+            end - base
+        )));
     }
-    r.end()?;
-    let episodes = Episodes::from_arena(hots, spans, records.to_vec());
-    Ok(Snapshot { watermark, chunks, episodes, bm25, vectors })
+    arena.extend_from_slice(records);
+    Ok(())
 }
 
 #[cfg(test)]
