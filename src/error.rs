@@ -102,6 +102,17 @@ pub enum Error {
         /// The store directory.
         path: String,
     },
+    /// The call needs records the host has not handed over yet (an asynchronous host that keeps
+    /// the larger tables in its own storage: `store::journal`). The binding fetches them and
+    /// runs the call again, so callers of the bindings never see it.
+    #[error(
+        "the call needs {count} record(s) or range(s) still in the host's storage: the host \
+             fetches them (Journaled::take_needs) and runs the call again"
+    )]
+    NeedRecords {
+        /// How many keys or ranges are needed.
+        count: usize,
+    },
     /// Reading a local file failed (native hosts only).
     #[error("cannot read {path}: {detail}")]
     Io {
@@ -127,6 +138,7 @@ impl Error {
             Error::UnknownNamespace(_) => "UNKNOWN_NAMESPACE",
             Error::NotFound(_) => "NOT_FOUND",
             Error::Corrupt { .. } => "CORRUPT",
+            Error::NeedRecords { .. } => "NEED_RECORDS",
         }
     }
 }

@@ -1,6 +1,10 @@
 // The engine for JS hosts: the synchronous wasm core over the host's asynchronous storage.
 //
-// A namespace is read from storage into the engine's in-memory mirror on first use. Every
+// A namespace is read from storage into the engine's in-memory mirror on first use, except its
+// largest tables: episodes, vectors and snapshot chunks stay in storage once the namespace is
+// loaded (the engine keeps what ranking needs of them), and a call that reads there fails
+// inside the engine with NEED_RECORDS, is handed what it asked for, and runs again — it has
+// written nothing by then. What a call was handed is dropped when it ends. Every
 // mutation runs in the core, then its write batches are awaited on the storage before the
 // call resolves: an acknowledged write is stored. If storage fails, the namespace is dropped
 // from memory and re-read on next use, so memory never runs ahead of storage. Calls are
@@ -11,7 +15,6 @@
 // Where the Web Locks API exists (browsers, extensions, their workers), `open` takes an
 // exclusive lock named by the storage (`storage.lockName`) and holds it until `close()`; a
 // second context is refused with code LOCKED, or waits with `{waitForLock: true}`.
-import { utf8 } from "./keys.js";
 
 let wasm = null;
 
@@ -111,38 +114,87 @@ export class Mnemo {
     }
     const next = this.#queue.then(async () => {
       if (ns !== null && !this.#loaded.has(ns)) await this.#load(ns);
-      const result = fn(this.#engine);
-      const batches = this.#engine.takeWrites();
       try {
-        for (const ops of batches) await this.#storage.write(ops);
-        // An erasure asked for deleted bytes to leave storage: log adapters compact.
-        if (this.#engine.takeVacuum()) await this.#storage.compact?.();
-      } catch (e) {
-        if (ns !== null) {
-          this.#engine.reset(ns);
-          this.#loaded.delete(ns);
+        const result = await this.#complete(fn);
+        const batches = this.#engine.takeWrites();
+        try {
+          for (const ops of batches) await this.#storage.write(ops);
+          // An erasure asked for deleted bytes to leave storage: log adapters compact.
+          if (this.#engine.takeVacuum()) await this.#storage.compact?.();
+        } catch (e) {
+          if (ns !== null) {
+            this.#engine.reset(ns);
+            this.#loaded.delete(ns);
+          }
+          throw e;
         }
-        throw e;
+        return result;
+      } finally {
+        this.#engine.settle();
       }
-      return result;
     });
     this.#queue = next.catch(() => {});
     return next;
   }
 
-  async #load(ns) {
-    const prefix = utf8(`u/${ns}/`);
-    let after = null;
+  // Runs `fn` until it no longer needs records from storage (module notes).
+  async #complete(fn) {
+    for (let round = 0; ; round++) {
+      try {
+        return fn(this.#engine);
+      } catch (e) {
+        if (e?.code !== "NEED_RECORDS" || round >= 16) throw e;
+        await this.#fetch(this.#engine.takeNeeds());
+      }
+    }
+  }
+
+  // Every [key, value] under `prefix` after `after`, page by page.
+  async #range(prefix, after) {
+    const keys = [];
+    const values = [];
     for (;;) {
       const page = await this.#storage.scan(prefix, after, PAGE);
-      this.#engine.preload(
-        page.map(([k]) => k),
-        page.map(([, v]) => v),
-      );
-      if (page.length < PAGE) break;
+      for (const [k, v] of page) {
+        keys.push(k);
+        values.push(v);
+      }
+      if (page.length < PAGE) return { keys, values };
       after = page[page.length - 1][0];
     }
-    this.#engine.load(ns);
+  }
+
+  // Hands the engine what it needs: single records (null when absent) and ranges.
+  async #fetch(needs) {
+    const single = needs.filter((n) => n.key);
+    if (single.length) {
+      const values = await Promise.all(single.map((n) => this.#storage.get(n.key)));
+      this.#engine.hold(single.map((n) => n.key), values.map((v) => v ?? null));
+    }
+    for (const n of needs.filter((n) => n.prefix)) {
+      const { keys, values } = await this.#range(n.prefix, n.after);
+      this.#engine.holdRange(n.prefix, n.after, keys, values);
+    }
+  }
+
+  async #load(ns) {
+    const w = need();
+    for (const prefix of w.WasmEngine.eagerPrefixes(ns)) {
+      const { keys, values } = await this.#range(prefix, null);
+      for (let i = 0; i < keys.length; i += PAGE) {
+        this.#engine.preload(keys.slice(i, i + PAGE), values.slice(i, i + PAGE));
+      }
+    }
+    try {
+      await this.#fetch(this.#engine.loadNeeds(ns));
+      await this.#complete((e) => e.load(ns));
+      this.#engine.makeLazy(ns);
+    } catch (e) {
+      this.#engine.reset(ns);
+      throw e;
+    } finally {
+      this.#engine.settle();
+    }
     this.#loaded.add(ns);
   }
 

@@ -14,7 +14,7 @@ use super::js_embedder::JsEmbedder;
 use crate::engine::json;
 use crate::record::RuleStatus;
 use crate::store::journal::Journaled;
-use crate::store::{Batch, KvStore, MemoryStore, Op};
+use crate::store::{Batch, MemoryStore, Op};
 use crate::{Config, Engine, Error};
 
 type Inner = Engine<Journaled<MemoryStore>>;
@@ -162,11 +162,7 @@ impl WasmEngine {
     /// host can preload it again from what its storage really holds).
     pub fn reset(&mut self, ns: &str) -> Result<(), JsValue> {
         let prefix = crate::store::Namespace::new(ns).map_err(js_error)?.prefix();
-        let mut batch = Batch::new();
-        for (k, _) in self.inner.store().scan(&prefix, None, usize::MAX).map_err(js_error)? {
-            batch.delete(k);
-        }
-        self.inner.store_mut().preload(&batch).map_err(js_error)?;
+        self.inner.store_mut().drop_prefix(&prefix).map_err(js_error)?;
         self.inner.store_mut().take();
         self.inner.unload(ns);
         Ok(())

@@ -7,6 +7,8 @@ pub mod js_embedder;
 #[cfg(feature = "js")]
 pub mod js_engine;
 #[cfg(feature = "js")]
+pub mod js_lazy;
+#[cfg(feature = "js")]
 pub mod js_privacy;
 #[cfg(feature = "component")]
 pub mod wit;

@@ -23,6 +23,7 @@ pub mod json;
 pub mod json_context;
 pub mod json_learn;
 pub mod json_privacy;
+mod lazy;
 mod merge;
 mod nightly;
 mod observe;
@@ -146,9 +147,8 @@ fn write_snapshot(
     space: &mut Space,
     ns: &Namespace,
     config: &Config,
+    stale: Vec<Vec<u8>>,
 ) -> Result<usize> {
-    let stale =
-        if space.snap.parts.is_empty() { snapshot::stale_keys(store, ns)? } else { Vec::new() };
     let written =
         snapshot::batch(space.snapshot_parts(), &space.snap, ns, config.snapshot_chunk, stale)?;
     let mut batch = written.batch;
@@ -164,6 +164,16 @@ fn write_snapshot(
         space.snap.dirty.clear();
     }
     Ok(written.bytes)
+}
+
+/// The keys of an unusable or older snapshot a first snapshot of `space` must delete (read
+/// before anything changes: `engine::lazy`).
+fn stale_keys(store: &impl KvStore, space: &Space, ns: &Namespace) -> Result<Vec<Vec<u8>>> {
+    if space.snap.parts.is_empty() {
+        snapshot::stale_keys(store, ns)
+    } else {
+        Ok(Vec::new())
+    }
 }
 
 /// What [`Engine::maintain`] did.
@@ -471,37 +481,40 @@ impl<S: KvStore> Engine<S> {
         let e = self.stage_status(&nsc, id, status, &mut batch)?;
         self.store.write(&batch)?;
         self.spaces.get_mut(nsc.as_str()).expect("loaded by stage_status").folded();
-        self.apply_status(&nsc, e)
+        self.apply_status(&nsc, e);
+        Ok(())
     }
 
-    /// Adds episode `id`'s status change to `batch`; returns the changed episode for
-    /// [`Engine::apply_status`] once the batch is stored. The record written carries the
-    /// access statistics in memory: `batch` must fold them first (`engine::usage`).
+    /// Adds episode `id`'s status change to `batch`; returns the changed episode, with the
+    /// vectors it is indexed by again when it is live (read now, before anything is written),
+    /// for [`Engine::apply_status`] once the batch is stored. The record written carries the
+    /// access statistics in memory: `batch` must fold them first (`engine::persist::usage`).
     fn stage_status(
         &mut self,
         ns: &Namespace,
         id: u64,
         status: Status,
         batch: &mut Batch,
-    ) -> Result<Episode> {
-        let space = self.space(ns)?;
+    ) -> Result<(Episode, Option<TextVectors>)> {
+        self.space(ns)?;
+        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
         let mut e =
             space.episodes.get(id)?.map(|e| e.into_owned()).ok_or_else(|| {
                 Error::NotFound(format!("episode {id} in namespace {}", ns.as_str()))
             })?;
         e.status = status;
+        let vectors = if e.is_live() { space.vectors_of(&self.store, ns, id)? } else { None };
         batch.put(ns.key(Table::Episode, &id.to_be_bytes()), e.encode());
         if space.marks_dirty(id) {
             batch.put(snapshot::dirty_key(ns, id), Vec::new());
         }
-        Ok(e)
+        Ok((e, vectors))
     }
 
     /// Updates the indexes after a stored [`Engine::stage_status`].
-    fn apply_status(&mut self, ns: &Namespace, e: Episode) -> Result<()> {
+    fn apply_status(&mut self, ns: &Namespace, (e, vector): (Episode, Option<TextVectors>)) {
         let id = e.id;
         let space = self.spaces.get_mut(ns.as_str()).expect("loaded by stage_status");
-        let vector = if e.is_live() { space.vectors_of(&self.store, ns, id)? } else { None };
         space.mark_dirty(id);
         match vector {
             Some(v) => {
@@ -510,7 +523,6 @@ impl<S: KvStore> Engine<S> {
             }
             None => space.keep_unindexed(e),
         }
-        Ok(())
     }
 
     /// One episode by id.
@@ -546,8 +558,19 @@ impl<S: KvStore> Engine<S> {
     /// changes since its last one, so the next cold open reads the
     /// indexes instead of rebuilding them (`engine::persist::snapshot`).
     pub fn maintain(&mut self, force: bool) -> Result<Maintenance> {
+        let due = |space: &Space| {
+            let pending = space.pending();
+            pending > 0 && pending >= self.config.snapshot_after as u64
+        };
+        // Every read first: a host that keeps snapshots in its own storage may have to hand
+        // them over and run this call again, which is only safe while nothing has changed.
+        let mut stale = Vec::with_capacity(self.spaces.len());
+        for (name, space) in &self.spaces {
+            let ns = Namespace::new(name)?;
+            stale.push(if due(space) { stale_keys(&self.store, space, &ns)? } else { Vec::new() });
+        }
         let mut total = Maintenance::default();
-        for (name, space) in self.spaces.iter_mut() {
+        for ((name, space), stale) in self.spaces.iter_mut().zip(stale) {
             let r = space.vectors.maintain(force);
             total.sealed += r.sealed;
             total.merges += r.merges;
@@ -557,7 +580,8 @@ impl<S: KvStore> Engine<S> {
                 continue;
             }
             let ns = Namespace::new(name)?;
-            total.snapshot_bytes += write_snapshot(&mut self.store, space, &ns, &self.config)?;
+            total.snapshot_bytes +=
+                write_snapshot(&mut self.store, space, &ns, &self.config, stale)?;
             total.snapshots += 1;
         }
         Ok(total)
@@ -568,8 +592,9 @@ impl<S: KvStore> Engine<S> {
     pub fn snapshot(&mut self, ns: &str) -> Result<usize> {
         let ns = Namespace::new(ns)?;
         self.space(&ns)?;
+        let stale = stale_keys(&self.store, &self.spaces[ns.as_str()], &ns)?;
         let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
-        write_snapshot(&mut self.store, space, &ns, &self.config)
+        write_snapshot(&mut self.store, space, &ns, &self.config, stale)
     }
 
     /// How namespace `ns` was opened (`None` while it is not loaded).

@@ -107,7 +107,7 @@ export function tally(pairs) {
     const ns = m[1];
     out.byNamespace[ns] = (out.byNamespace[ns] ?? 0) + n;
     out.keys[ns] = (out.keys[ns] ?? 0) + 1;
-    if (k.startsWith(`u/${ns}/s/c/`)) out.snapshot[ns] = (out.snapshot[ns] ?? 0) + n;
+    if (k.startsWith(`u/${ns}/s/p/`)) out.snapshot[ns] = (out.snapshot[ns] ?? 0) + n;
   }
   return out;
 }

@@ -348,6 +348,18 @@ fn episodes_part(parts: &Parts, lo: u64, hi: u64) -> Result<Vec<u8>> {
     Ok(w.finish())
 }
 
+/// The watermark of `ns`'s snapshot as its head states it (`None`: no head, or one of another
+/// layout or unreadable; the parts are not checked here).
+pub(crate) fn watermark(store: &impl KvStore, ns: &Namespace) -> Result<Option<u64>> {
+    let Some(head) = store.get(&ns.key(Table::Snapshot, b"head"))? else { return Ok(None) };
+    let Ok(payload) = open(&head, HEAD_KIND, "snapshot head") else { return Ok(None) };
+    let mut r = Reader::new(payload, "snapshot head");
+    Ok(match r.str() {
+        Ok(layout) if layout == LAYOUT => r.u64().ok(),
+        _ => None,
+    })
+}
+
 /// A stored snapshot's head and the bytes of its parts, checked against the head.
 pub(crate) struct Stored {
     pub watermark: u64,
