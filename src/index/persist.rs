@@ -17,7 +17,8 @@
 //!
 //! A snapshot may also store the parts separately ([`VectorIndex::encode_segment`], one per
 //! sealed segment, and [`VectorIndex::encode_rows`] for delta rows), and assemble an index from
-//! them with [`VectorIndex::from_parts`].
+//! them ([`VectorIndex::add_segment`] for each segment in order, then
+//! [`VectorIndex::add_rows`]).
 //!
 //! `graph` is instant-distance's `HnswMap<row, row>` in postcard's encoding, each point stored
 //! as its row number (instant-distance 0.6 exposes its graph only through serde, so this part
@@ -244,44 +245,37 @@ impl VectorIndex {
         }
     }
 
-    /// An index of `dim` dimensions from its parts: the sealed segments in search order as
-    /// (serial, bytes of [`VectorIndex::encode_segment`]), then delta rows (readers of
-    /// [`VectorIndex::encode_rows`]) of which only ids no segment holds are kept.
-    pub fn from_parts<'a>(
-        dim: usize,
-        config: VectorConfig,
-        segments: impl IntoIterator<Item = (u64, &'a [u8])>,
-        rows: impl IntoIterator<Item = Reader<'a>>,
-    ) -> Result<Self> {
-        let mut index = VectorIndex::new(dim, config);
-        for (s, (serial, bytes)) in segments.into_iter().enumerate() {
-            let mut r = Reader::new(bytes, "vector segment");
-            let seg = decode_segment(&mut r, dim, s, serial)?;
-            r.end()?;
-            for (row, id) in seg.flat.ids.iter().enumerate() {
-                index.loc.insert(*id, Loc::Sealed(s, row as u32));
-            }
-            index.next_serial = index.next_serial.max(serial + 1);
-            index.segments.push(seg);
+    /// Adds sealed segment `serial` from its bytes ([`VectorIndex::encode_segment`]) after the
+    /// segments added before (it is searched after them; a later location of an id wins).
+    pub fn add_segment(&mut self, serial: u64, bytes: &[u8]) -> Result<()> {
+        let s = self.segments.len();
+        let mut r = Reader::new(bytes, "vector segment");
+        let seg = decode_segment(&mut r, self.dim, s, serial)?;
+        r.end()?;
+        for (row, id) in seg.flat.ids.iter().enumerate() {
+            self.loc.insert(*id, Loc::Sealed(s, row as u32));
         }
-        for mut r in rows {
-            let n = r.u32()? as usize;
-            for _ in 0..n {
-                let (id, q) = decode_row(&mut r, dim)?;
-                match index.loc.get(&id) {
-                    Some(Loc::Sealed(..)) => {} // sealed since this row was stored
-                    Some(Loc::Delta(_)) => {
-                        return Err(r.corrupt(format!("id {id} twice in the delta")))
-                    }
-                    None => {
-                        index.loc.insert(id, Loc::Delta(index.delta.len()));
-                        index.delta.push((id, q));
-                    }
+        self.next_serial = self.next_serial.max(serial + 1);
+        self.segments.push(seg);
+        Ok(())
+    }
+
+    /// Adds delta rows ([`VectorIndex::encode_rows`]) for the ids no segment holds; call it
+    /// once every segment is added.
+    pub fn add_rows(&mut self, mut r: Reader) -> Result<()> {
+        let n = r.u32()? as usize;
+        for _ in 0..n {
+            let (id, q) = decode_row(&mut r, self.dim)?;
+            match self.loc.get(&id) {
+                Some(Loc::Sealed(..)) => {} // sealed since this row was stored
+                Some(Loc::Delta(_)) => return Err(r.corrupt(format!("id {id} twice in the delta"))),
+                None => {
+                    self.loc.insert(id, Loc::Delta(self.delta.len()));
+                    self.delta.push((id, q));
                 }
             }
-            r.end()?;
         }
-        Ok(index)
+        r.end()
     }
 
     /// Reads what [`VectorIndex::encode`] wrote, for vectors of `dim` dimensions tuned by

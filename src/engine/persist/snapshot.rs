@@ -360,7 +360,9 @@ pub(crate) fn watermark(store: &impl KvStore, ns: &Namespace) -> Result<Option<u
     })
 }
 
-/// A stored snapshot's head and the bytes of its parts, checked against the head.
+/// A stored snapshot's head and the bytes of its parts, checked against the head (for the
+/// fuzzer, which mutates them).
+#[cfg(test)]
 pub(crate) struct Stored {
     pub watermark: u64,
     pub next_part: u64,
@@ -369,8 +371,11 @@ pub(crate) struct Stored {
     pub blobs: Vec<Vec<u8>>,
 }
 
+type Head = (u64, u64, Vec<Part>);
+
 /// Reads `ns`'s snapshot: `None` when there is none, `Some(Err(reason))` when it is unusable.
-/// Storage failures are errors.
+/// Storage failures are errors. Each part is decoded as soon as it is read, so only one
+/// part's bytes are held beside what is decoded.
 pub(crate) fn read(
     store: &impl KvStore,
     ns: &Namespace,
@@ -378,31 +383,52 @@ pub(crate) fn read(
     dim: usize,
     config: VectorConfig,
 ) -> Result<Option<std::result::Result<Snapshot, String>>> {
-    let stored = match stored(store, ns)? {
+    let (watermark, next_part, parts) = match head(store, ns)? {
         None => return Ok(None),
         Some(Err(reason)) => return Ok(Some(Err(reason))),
-        Some(Ok(s)) => s,
+        Some(Ok(h)) => h,
     };
-    let Stored { watermark, next_part, parts, blobs } = stored;
     if watermark > next_id {
         return Ok(Some(Err(format!("watermark {watermark} is past the next id {next_id}"))));
     }
-    let decoded = decode(&parts, &blobs, watermark, dim, config).map_err(|e| e.to_string());
-    Ok(Some(decoded.map(|(episodes, bm25, vectors)| Snapshot {
-        watermark,
-        parts,
-        next_part,
-        episodes,
-        bm25,
-        vectors,
+    let mut assembler = Assembler::new(watermark, dim, config);
+    for p in &parts {
+        let blob = match part(store, ns, p)? {
+            Ok(blob) => blob,
+            Err(reason) => return Ok(Some(Err(reason))),
+        };
+        if let Err(e) = assembler.add(p, &blob) {
+            return Ok(Some(Err(e.to_string())));
+        }
+    }
+    Ok(Some(assembler.finish().map_err(|e| e.to_string()).map(|(episodes, bm25, vectors)| {
+        Snapshot { watermark, parts, next_part, episodes, bm25, vectors }
     })))
 }
 
 /// The head and part bytes of `ns`'s snapshot, checked by length and hash (not decoded).
+#[cfg(test)]
 pub(crate) fn stored(
     store: &impl KvStore,
     ns: &Namespace,
 ) -> Result<Option<std::result::Result<Stored, String>>> {
+    let (watermark, next_part, parts) = match head(store, ns)? {
+        None => return Ok(None),
+        Some(Err(reason)) => return Ok(Some(Err(reason))),
+        Some(Ok(h)) => h,
+    };
+    let mut blobs = Vec::with_capacity(parts.len());
+    for p in &parts {
+        match part(store, ns, p)? {
+            Ok(blob) => blobs.push(blob),
+            Err(reason) => return Ok(Some(Err(reason))),
+        }
+    }
+    Ok(Some(Ok(Stored { watermark, next_part, parts, blobs })))
+}
+
+/// The head of `ns`'s snapshot: (watermark, next part id, parts).
+fn head(store: &impl KvStore, ns: &Namespace) -> Result<Option<std::result::Result<Head, String>>> {
     let Some(head) = store.get(&ns.key(Table::Snapshot, b"head"))? else { return Ok(None) };
     let parsed = (|| {
         let mut r = Reader::new(open(&head, HEAD_KIND, "snapshot head")?, "snapshot head");
@@ -420,37 +446,41 @@ pub(crate) fn stored(
         r.end()?;
         Ok::<_, crate::error::Error>(Ok((watermark, next_part, parts)))
     })();
-    let (watermark, next_part, parts) = match parsed {
-        Ok(Ok(h)) => h,
-        Ok(Err(reason)) => return Ok(Some(Err(reason))),
-        Err(e) => return Ok(Some(Err(format!("unreadable head: {e}")))),
-    };
-    let mut blobs = Vec::with_capacity(parts.len());
-    for p in &parts {
-        let mut blob = Vec::with_capacity(usize::try_from(p.len).unwrap_or(0).min(1 << 30));
-        let mut count = 0u32;
-        // A few chunks a page: the store's copies stay small next to the blob.
-        scan_pages(store, &part_prefix(ns, p.id), None, CHUNKS_PER_PAGE, |_, v| {
-            blob.extend_from_slice(v);
-            count += 1;
-            Ok(())
-        })?;
-        if count != p.chunks || blob.len() as u64 != p.len || hash(&blob) != p.hash {
-            return Ok(Some(Err(format!(
-                "part {}: {count} chunks of {} bytes where the head says {} of {}, or the hash \
-                 differs",
-                p.id,
-                blob.len(),
-                p.chunks,
-                p.len
-            ))));
-        }
-        blobs.push(blob);
+    Ok(Some(match parsed {
+        Ok(h) => h,
+        Err(e) => Err(format!("unreadable head: {e}")),
+    }))
+}
+
+/// The bytes of part `p`, checked by chunk count, length and hash.
+fn part(
+    store: &impl KvStore,
+    ns: &Namespace,
+    p: &Part,
+) -> Result<std::result::Result<Vec<u8>, String>> {
+    let mut blob = Vec::with_capacity(usize::try_from(p.len).unwrap_or(0).min(1 << 30));
+    let mut count = 0u32;
+    // A few chunks a page: the store's copies stay small next to the blob.
+    scan_pages(store, &part_prefix(ns, p.id), None, CHUNKS_PER_PAGE, |_, v| {
+        blob.extend_from_slice(v);
+        count += 1;
+        Ok(())
+    })?;
+    if count != p.chunks || blob.len() as u64 != p.len || hash(&blob) != p.hash {
+        return Ok(Err(format!(
+            "part {}: {count} chunks of {} bytes where the head says {} of {}, or the hash \
+             differs",
+            p.id,
+            blob.len(),
+            p.chunks,
+            p.len
+        )));
     }
-    Ok(Some(Ok(Stored { watermark, next_part, parts, blobs })))
+    Ok(Ok(blob))
 }
 
 /// Decodes the parts of a snapshot (`blobs[i]` holds `parts[i]`).
+#[cfg(test)]
 pub(crate) fn decode(
     parts: &[Part],
     blobs: &[Vec<u8>],
@@ -458,44 +488,83 @@ pub(crate) fn decode(
     dim: usize,
     config: VectorConfig,
 ) -> Result<(Episodes, Bm25, VectorIndex)> {
-    let mut bm25: Option<Bm25> = None;
-    let mut rows = Vec::new();
-    let mut segments = Vec::new();
-    let (mut hots, mut spans, mut arena) = (Vec::new(), Vec::new(), Vec::new());
-    let mut covered = 0u64;
+    let mut assembler = Assembler::new(watermark, dim, config);
     for (p, blob) in parts.iter().zip(blobs) {
+        assembler.add(p, blob)?;
+    }
+    assembler.finish()
+}
+
+/// A namespace's snapshot decoded part by part, in the head's order.
+struct Assembler {
+    watermark: u64,
+    bm25: Option<Bm25>,
+    /// Delta rows of the episodes parts, added once every segment is.
+    rows: Vec<Vec<u8>>,
+    vectors: VectorIndex,
+    hots: Vec<Hot>,
+    spans: Vec<(u32, u32)>,
+    arena: Vec<u8>,
+    /// Episodes parts cover the ids below this.
+    covered: u64,
+}
+
+impl Assembler {
+    fn new(watermark: u64, dim: usize, config: VectorConfig) -> Self {
+        Self {
+            watermark,
+            bm25: None,
+            rows: Vec::new(),
+            vectors: VectorIndex::new(dim, config),
+            hots: Vec::new(),
+            spans: Vec::new(),
+            arena: Vec::new(),
+            covered: 0,
+        }
+    }
+
+    fn add(&mut self, p: &Part, blob: &[u8]) -> Result<()> {
         let mut r = Reader::new(blob, "snapshot part");
         match p.kind {
             EPISODES => {
-                if p.lo != covered || p.hi < p.lo || p.hi > watermark {
+                if p.lo != self.covered || p.hi < p.lo || p.hi > self.watermark {
                     return Err(r.corrupt(format!(
-                        "episodes part [{}, {}) after ids below {covered}, watermark {watermark}",
-                        p.lo, p.hi
+                        "episodes part [{}, {}) after ids below {}, watermark {}",
+                        p.lo, p.hi, self.covered, self.watermark
                     )));
                 }
-                covered = p.hi;
+                self.covered = p.hi;
                 let part_bm25 = Bm25::decode(&mut Reader::new(r.bytes()?, "snapshot BM25"))?;
-                match bm25.as_mut() {
-                    None => bm25 = Some(part_bm25),
+                match self.bm25.as_mut() {
+                    None => self.bm25 = Some(part_bm25),
                     Some(b) => b.absorb(part_bm25)?,
                 }
-                rows.push(Reader::new(r.bytes()?, "snapshot vector rows"));
-                read_episodes(&mut r, (p.lo, p.hi), &mut hots, &mut spans, &mut arena)?;
-                r.end()?;
+                self.rows.push(r.bytes()?.to_vec());
+                let range = (p.lo, p.hi);
+                read_episodes(&mut r, range, &mut self.hots, &mut self.spans, &mut self.arena)?;
+                r.end()
             }
-            SEGMENT => segments.push((p.lo, blob.as_slice())),
-            kind => return Err(r.corrupt(format!("part {} of unknown kind {kind}", p.id))),
+            SEGMENT => self.vectors.add_segment(p.lo, blob),
+            kind => Err(r.corrupt(format!("part {} of unknown kind {kind}", p.id))),
         }
     }
-    if covered != watermark {
-        return Err(crate::error::Error::Corrupt {
-            what: "snapshot".into(),
-            detail: format!("its parts cover ids below {covered}, its watermark is {watermark}"),
-        });
+
+    fn finish(mut self) -> Result<(Episodes, Bm25, VectorIndex)> {
+        if self.covered != self.watermark {
+            return Err(crate::error::Error::Corrupt {
+                what: "snapshot".into(),
+                detail: format!(
+                    "its parts cover ids below {}, its watermark is {}",
+                    self.covered, self.watermark
+                ),
+            });
+        }
+        for rows in &self.rows {
+            self.vectors.add_rows(Reader::new(rows, "snapshot vector rows"))?;
+        }
+        let episodes = Episodes::from_arena(self.hots, self.spans, self.arena);
+        Ok((episodes, self.bm25.unwrap_or_default(), self.vectors))
     }
-    let vectors = VectorIndex::from_parts(dim, config, segments, rows)?;
-    let episodes = Episodes::from_arena(hots, spans, arena);
-    Ok((episodes, bm25.unwrap_or_default(), vectors))
 }
 
 /// Appends the episodes of one part (ids in `range`) to the arena being assembled.
