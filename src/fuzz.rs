@@ -241,7 +241,8 @@ fn snapshot_blobs() {
         fuzz(name, vec![s.blobs[i].clone()], |b| {
             let mut blobs = s.blobs.clone();
             blobs[i] = b.to_vec();
-            let _ = crate::engine::persist::snapshot::decode(&s.parts, &blobs, 30, 8, config);
+            let _ =
+                crate::engine::persist::snapshot::decode(&s.parts, &blobs, s.watermark, 8, config);
         });
     }
 }

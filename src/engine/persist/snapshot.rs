@@ -365,7 +365,6 @@ pub(crate) fn watermark(store: &impl KvStore, ns: &Namespace) -> Result<Option<u
 #[cfg(test)]
 pub(crate) struct Stored {
     pub watermark: u64,
-    pub next_part: u64,
     pub parts: Vec<Part>,
     /// `blobs[i]` holds `parts[i]`.
     pub blobs: Vec<Vec<u8>>,
@@ -412,7 +411,7 @@ pub(crate) fn stored(
     store: &impl KvStore,
     ns: &Namespace,
 ) -> Result<Option<std::result::Result<Stored, String>>> {
-    let (watermark, next_part, parts) = match head(store, ns)? {
+    let (watermark, _, parts) = match head(store, ns)? {
         None => return Ok(None),
         Some(Err(reason)) => return Ok(Some(Err(reason))),
         Some(Ok(h)) => h,
@@ -424,7 +423,7 @@ pub(crate) fn stored(
             Err(reason) => return Ok(Some(Err(reason))),
         }
     }
-    Ok(Some(Ok(Stored { watermark, next_part, parts, blobs })))
+    Ok(Some(Ok(Stored { watermark, parts, blobs })))
 }
 
 /// The head of `ns`'s snapshot: (watermark, next part id, parts).
