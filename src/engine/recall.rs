@@ -519,7 +519,7 @@ impl<S: KvStore> Engine<S> {
     /// Records that `used` were put in front of the model at `now`: their last access and
     /// count are raised, and the retrieval log gets one small record (the episodes and the
     /// active rules) whose id outcome tracking takes ([`Engine::outcome`]). That record is
-    /// all a recall writes: the episodes' stored records catch up later (`engine::usage`).
+    /// all a recall writes: the episodes' stored records catch up later (`engine::persist::usage`).
     /// One batch; `None` when nothing was used.
     pub(crate) fn record_use(
         &mut self,

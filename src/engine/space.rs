@@ -106,7 +106,7 @@ pub(crate) struct Space {
     pub generation: u64,
     /// The rest of a compaction plan a budgeted nightly call left (`engine::compaction`).
     pub compaction_plan: Option<super::compaction::PlanCache>,
-    /// Access statistics not yet in the stored records (`engine::usage`).
+    /// Access statistics not yet in the stored records (`engine::persist::usage`).
     pub usage: Usage,
 }
 
