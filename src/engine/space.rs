@@ -464,6 +464,7 @@ impl Space {
             episodes: &self.episodes,
             next_id: self.next_id,
             episode_of,
+            id_mask: (1 << ID_BITS) - 1,
         }
     }
 

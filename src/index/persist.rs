@@ -42,14 +42,18 @@ use crate::store::codec::{Reader, Writer};
 impl Bm25 {
     /// Appends the index's byte form (module docs) to `w`.
     pub fn encode(&self, w: &mut Writer) {
-        self.encode_subset(w, |_| true);
+        self.encode_range(w, (0, u64::MAX), u64::MAX);
     }
 
-    /// Appends the byte form of the index restricted to the documents `keep` accepts: what
-    /// [`Bm25::decode`] reads back is the index those documents alone would make.
-    pub fn encode_subset(&self, w: &mut Writer, keep: impl Fn(u64) -> bool) {
+    /// Appends the byte form of the index restricted to the documents whose key, masked by
+    /// `mask`, lies in `ids` (`[lo, hi)`): what [`Bm25::decode`] reads back is the index those
+    /// documents alone would make. Keys above `mask` are a document's extra parts (an
+    /// episode's windows, whose keys carry the window in the bits above the id). Each posting
+    /// list is cut by binary search, so a small range costs little in a large index.
+    pub fn encode_range(&self, w: &mut Writer, (lo, hi): (u64, u64), mask: u64) {
+        let within = |key: u64| (lo..hi).contains(&(key & mask));
         let mut docs: Vec<(u64, u32)> =
-            self.doc_len.iter().filter(|(&i, _)| keep(i)).map(|(&i, &l)| (i, l)).collect();
+            self.doc_len.iter().filter(|(&i, _)| within(i)).map(|(&i, &l)| (i, l)).collect();
         docs.sort_unstable();
         let total: u64 = docs.iter().map(|d| u64::from(d.1)).sum();
         w.f32(self.k1).f32(self.b).u64(total);
@@ -59,18 +63,25 @@ impl Bm25 {
             w.var(id - prev).var(u64::from(len));
             prev = id;
         }
-        let mut terms: Vec<(&String, Vec<(u64, u32)>)> = self
-            .postings
-            .iter()
-            .map(|(t, d)| (t, d.iter().copied().filter(|p| keep(p.0)).collect::<Vec<_>>()))
-            .filter(|(_, d)| !d.is_empty())
-            .collect();
+        // Per term: the plain keys in range (one slice), then the extra parts' keys in range.
+        type Cut<'a> = (&'a String, &'a [(u64, u32)], Vec<(u64, u32)>);
+        let mut terms: Vec<Cut> = Vec::new();
+        for (term, list) in &self.postings {
+            let high = list.partition_point(|p| p.0 <= mask);
+            let (plain, extra) = list.split_at(high);
+            let start = plain.partition_point(|p| p.0 < lo);
+            let plain = &plain[start..start.max(plain.partition_point(|p| p.0 < hi))];
+            let parts: Vec<(u64, u32)> = extra.iter().copied().filter(|p| within(p.0)).collect();
+            if !plain.is_empty() || !parts.is_empty() {
+                terms.push((term, plain, parts));
+            }
+        }
         terms.sort_unstable_by(|a, b| a.0.cmp(b.0));
         w.u32(terms.len() as u32);
-        for (term, docs) in terms {
-            w.str(term).var(docs.len() as u64);
+        for (term, plain, parts) in terms {
+            w.str(term).var((plain.len() + parts.len()) as u64);
             let mut prev = 0;
-            for (id, tf) in docs {
+            for &(id, tf) in plain.iter().chain(parts.iter()) {
                 w.var(id - prev).var(u64::from(tf));
                 prev = id;
             }
@@ -361,6 +372,34 @@ mod tests {
         let mut r = Reader::new(&bytes, "test");
         Bm25::decode(&mut r).unwrap();
         assert!(VectorIndex::decode(&mut r, 32, other).is_err(), "another ef_search is refused");
+    }
+
+    #[test]
+    fn a_range_of_documents_reads_back_as_the_index_they_alone_make() {
+        const MASK: u64 = (1 << 48) - 1;
+        let text = |id: u64| format!("word{} word{} shared", id % 5, id % 11);
+        let mut all = Bm25::default();
+        let mut alone = Bm25::default();
+        for id in 1..200u64 {
+            // Every seventh document also has two windows, keyed above the id bits.
+            let keys: Vec<u64> =
+                if id % 7 == 0 { vec![id, id | (1 << 48), id | (2 << 48)] } else { vec![id] };
+            for key in keys {
+                all.insert(key, &text(key));
+                if (60..130).contains(&id) {
+                    alone.insert(key, &text(key));
+                }
+            }
+        }
+        let (mut a, mut b) = (Writer::new(), Writer::new());
+        all.encode_range(&mut a, (60, 130), MASK);
+        alone.encode(&mut b);
+        assert_eq!(a.finish(), b.finish());
+        let mut w = Writer::new();
+        all.encode_range(&mut w, (0, 1 << 48), MASK);
+        let mut everything = Writer::new();
+        all.encode(&mut everything);
+        assert_eq!(w.finish(), everything.finish());
     }
 
     /// Whatever the bytes of a graph say, decoding either refuses them or yields an index

@@ -215,6 +215,8 @@ pub(crate) struct Parts<'a> {
     pub next_id: u64,
     /// The episode a BM25 document or vector key belongs to (`engine::space::episode_of`).
     pub episode_of: fn(u64) -> u64,
+    /// The bits of such a key that hold the episode id (the rest name a window of it).
+    pub id_mask: u64,
 }
 
 /// A snapshot write: the batch, and the state once it is stored.
@@ -327,7 +329,7 @@ fn episodes_part(parts: &Parts, lo: u64, hi: u64) -> Result<Vec<u8>> {
     let within = |key: u64| (lo..hi).contains(&of(key));
     let mut w = Writer::new();
     let mut section = Writer::new();
-    parts.bm25.encode_subset(&mut section, within);
+    parts.bm25.encode_range(&mut section, (lo, hi), parts.id_mask);
     w.bytes(&section.finish());
     let mut section = Writer::new();
     parts.vectors.encode_rows(&mut section, within);
