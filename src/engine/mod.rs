@@ -558,27 +558,23 @@ impl<S: KvStore> Engine<S> {
     /// changes since its last one, so the next cold open reads the
     /// indexes instead of rebuilding them (`engine::persist::snapshot`).
     pub fn maintain(&mut self, force: bool) -> Result<Maintenance> {
-        let due = |space: &Space| {
-            let pending = space.pending();
-            pending > 0 && pending >= self.config.snapshot_after as u64
-        };
         // Every read first: a host that keeps snapshots in its own storage may have to hand
         // them over and run this call again, which is only safe while nothing has changed.
-        let mut stale = Vec::with_capacity(self.spaces.len());
+        // (Sealing vectors changes no pending count, so a snapshot is due before as after.)
+        let mut due = Vec::with_capacity(self.spaces.len());
         for (name, space) in &self.spaces {
+            let pending = space.pending();
+            let snapshot = pending > 0 && pending >= self.config.snapshot_after as u64;
             let ns = Namespace::new(name)?;
-            stale.push(if due(space) { stale_keys(&self.store, space, &ns)? } else { Vec::new() });
+            due.push(if snapshot { Some(stale_keys(&self.store, space, &ns)?) } else { None });
         }
         let mut total = Maintenance::default();
-        for ((name, space), stale) in self.spaces.iter_mut().zip(stale) {
+        for ((name, space), due) in self.spaces.iter_mut().zip(due) {
             let r = space.vectors.maintain(force);
             total.sealed += r.sealed;
             total.merges += r.merges;
             total.segments += r.segments;
-            let pending = space.pending();
-            if pending == 0 || pending < self.config.snapshot_after as u64 {
-                continue;
-            }
+            let Some(stale) = due else { continue };
             let ns = Namespace::new(name)?;
             total.snapshot_bytes +=
                 write_snapshot(&mut self.store, space, &ns, &self.config, stale)?;

@@ -463,7 +463,6 @@ impl Space {
             vectors: &self.vectors,
             episodes: &self.episodes,
             next_id: self.next_id,
-            episode_of,
             id_mask: (1 << ID_BITS) - 1,
         }
     }

@@ -78,11 +78,22 @@ impl<S: KvStore> Journaled<S> {
         self.lazy.retain(|l| !l.starts_with(prefix));
         self.held.retain(|k| !k.starts_with(prefix));
         self.ranges.retain(|(p, _)| !p.starts_with(prefix));
-        let mut batch = Batch::new();
-        for (k, _) in self.inner.scan(prefix, None, usize::MAX)? {
-            batch.delete(k);
+        self.clear(prefix)
+    }
+
+    /// Deletes every record under `prefix` from the inner store, page by page (not journaled).
+    fn clear(&mut self, prefix: &[u8]) -> Result<()> {
+        loop {
+            let page = self.inner.scan(prefix, None, 1024)?;
+            if page.is_empty() {
+                return Ok(());
+            }
+            let mut batch = Batch::new();
+            for (k, _) in page {
+                batch.delete(k);
+            }
+            self.inner.write(&batch)?;
         }
-        self.inner.write(&batch)
     }
 
     /// Hands over records the host fetched for `keys`: `values[i]` is `None` when `keys[i]` is
@@ -127,22 +138,7 @@ impl<S: KvStore> Journaled<S> {
         self.ranges.clear();
         self.needs.get_mut().clear();
         for prefix in self.lazy.clone() {
-            let mut after = None;
-            loop {
-                let page = self.inner.scan(&prefix, after.as_deref(), 1024)?;
-                if page.is_empty() {
-                    break;
-                }
-                let mut batch = Batch::new();
-                for (k, _) in &page {
-                    batch.delete(k.clone());
-                }
-                after = page.last().map(|(k, _)| k.clone());
-                self.inner.write(&batch)?;
-                if page.len() < 1024 {
-                    break;
-                }
-            }
+            self.clear(&prefix)?;
         }
         Ok(())
     }

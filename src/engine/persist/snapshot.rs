@@ -213,9 +213,8 @@ pub(crate) struct Parts<'a> {
     pub episodes: &'a Episodes,
     /// The namespace's next episode id: the new snapshot's watermark.
     pub next_id: u64,
-    /// The episode a BM25 document or vector key belongs to (`engine::space::episode_of`).
-    pub episode_of: fn(u64) -> u64,
-    /// The bits of such a key that hold the episode id (the rest name a window of it).
+    /// The bits of a BM25 document or vector key that hold its episode's id (the bits above
+    /// name a window of a long text: `engine::space::passage_key`).
     pub id_mask: u64,
 }
 
@@ -325,8 +324,7 @@ pub(crate) fn batch(
 
 /// The bytes of an episodes part for ids in `[lo, hi)`.
 fn episodes_part(parts: &Parts, lo: u64, hi: u64) -> Result<Vec<u8>> {
-    let of = parts.episode_of;
-    let within = |key: u64| (lo..hi).contains(&of(key));
+    let within = |key: u64| (lo..hi).contains(&(key & parts.id_mask));
     let mut w = Writer::new();
     let mut section = Writer::new();
     parts.bm25.encode_range(&mut section, (lo, hi), parts.id_mask);

@@ -88,29 +88,25 @@ pub(crate) fn replay(
     ns: &Namespace,
     usage: &mut Usage,
     episodes: &mut Episodes,
-) -> Result<usize> {
-    let Some(mark) = store.get(&key(ns))? else { return Ok(0) };
+) -> Result<()> {
+    let Some(mark) = store.get(&key(ns))? else { return Ok(()) };
     let folded = decode(&mark)?;
     usage.folded = Some(folded);
     usage.last = folded.saturating_sub(1);
     let prefix = ns.table_prefix(Table::Retrieval);
     let after = folded.checked_sub(1).map(|p| ns.key(Table::Retrieval, &p.to_be_bytes()));
-    let mut retrievals = Vec::new();
     scan_all(store, &prefix, after, |k, v| {
         let id = k.get(prefix.len()..).and_then(|b| b.try_into().ok()).map(u64::from_be_bytes);
-        retrievals.push((id.unwrap_or(0), Retrieval::decode(v)?));
-        Ok(())
-    })?;
-    for (id, r) in &retrievals {
+        let r = Retrieval::decode(v)?;
         for &e in &r.episodes {
             if apply(episodes, e, r.at)? {
                 usage.pending.insert(e);
             }
         }
         usage.unfolded += 1;
-        usage.last = usage.last.max(*id);
-    }
-    Ok(retrievals.len())
+        usage.last = usage.last.max(id.unwrap_or(0));
+        Ok(())
+    })
 }
 
 /// What a recall's batch carries for access statistics, kept until the batch is stored.
