@@ -99,10 +99,15 @@ pub struct StoreReport {
     pub n: usize,
     /// Episodes remembered per second (embedding excluded, index build excluded).
     pub ingest_per_s: f64,
-    /// Seconds to seal everything into HNSW (`maintain(true)`; the snapshot is timed apart).
+    /// Seconds to seal everything into HNSW: `maintain(true)` calls of the default budget
+    /// until done (the call that writes the first snapshot is timed apart).
     pub index_build_s: f64,
     /// Segments after the build.
     pub segments: usize,
+    /// `maintain` calls the build and first snapshot took.
+    pub maintain_calls: usize,
+    /// The longest of them (ms).
+    pub longest_maintain_ms: f64,
     /// Recall latency percentiles, query embedding excluded (ms).
     pub recall_p50_ms: f64,
     /// 99th percentile.
@@ -158,7 +163,8 @@ pub fn store(n: usize, queries: usize, clock: &mut dyn FnMut() -> f64) -> StoreR
     let dim = 384;
     let vectors = e5_like(n + queries, dim, 11);
     let texts = texts(n + queries, 5);
-    // `maintain` seals only; the first snapshot, written whole, is timed on its own below.
+    // The first snapshot comes when the build is done (a finished graph makes one due);
+    // none before it.
     let config = Config {
         vector_model: "synthetic@1".into(),
         dim,
@@ -175,12 +181,25 @@ pub fn store(n: usize, queries: usize, clock: &mut dyn FnMut() -> f64) -> StoreR
         engine.remember("bench", e, Some(&vectors[i])).expect("synthetic episodes are valid");
     }
     let ingest_ms = clock() - start;
-    let start = clock();
-    let report = engine.maintain(true).expect("maintain on a memory store");
-    let build_ms = clock() - start;
-    let start = clock();
-    let snapshot_bytes = engine.snapshot("bench").expect("snapshot on a memory store");
-    let snapshot_ms = clock() - start;
+    // The build in calls of the default budget, as a host's idle timer or alarm makes them.
+    let (mut calls, mut longest, mut build_ms, mut snapshot_ms) = (0, 0f64, 0f64, 0f64);
+    let mut snapshot_bytes = 0;
+    let segments = loop {
+        let start = clock();
+        let r = engine.maintain(true, Some(crate::engine::MAINTAIN_BUDGET)).expect("maintain");
+        let ms = clock() - start;
+        calls += 1;
+        longest = longest.max(ms);
+        if r.snapshots > 0 {
+            snapshot_ms += ms;
+            snapshot_bytes += r.snapshot_bytes;
+        } else {
+            build_ms += ms;
+        }
+        if r.done {
+            break r.segments;
+        }
+    };
     let mem1 = memory_bytes();
     let now = t0 + 366 * day;
     let run = |engine: &mut Engine<MemoryStore>, count: usize, clock: &mut dyn FnMut() -> f64| {
@@ -223,7 +242,9 @@ pub fn store(n: usize, queries: usize, clock: &mut dyn FnMut() -> f64) -> StoreR
         n,
         ingest_per_s: n as f64 / (ingest_ms / 1e3),
         index_build_s: build_ms / 1e3,
-        segments: report.segments,
+        segments,
+        maintain_calls: calls,
+        longest_maintain_ms: longest,
         recall_p50_ms: pct(&mut warm, 0.5),
         recall_p99_ms: pct(&mut warm, 0.99),
         snapshot_write_ms: snapshot_ms,
@@ -321,7 +342,7 @@ pub fn writes(n: usize, recalls: usize, changes: usize) -> WritesReport {
         let e = Episode::new(texts[i].clone(), at(i));
         engine.remember("bench", e, Some(&vectors[i])).expect("synthetic episodes are valid");
     }
-    engine.maintain(true).expect("maintain on a memory store");
+    engine.maintain(true, None).expect("maintain on a memory store");
     engine.snapshot("bench").expect("snapshot on a memory store");
     let before = (engine.store().ops, engine.store().bytes);
     for q in 0..recalls {
@@ -341,7 +362,8 @@ pub fn writes(n: usize, recalls: usize, changes: usize) -> WritesReport {
         engine.remember("bench", e, Some(&vectors[i])).expect("synthetic episodes are valid");
         own += engine.store().bytes - b;
         if (c + 1) % 100 == 0 {
-            snapshots += engine.maintain(false).expect("maintain on a memory store").snapshots;
+            snapshots +=
+                engine.maintain(false, None).expect("maintain on a memory store").snapshots;
         }
     }
     total += engine.store().bytes - before.1 - (recall_bytes * recalls as f64) as u64;
@@ -599,7 +621,7 @@ pub fn context(n: usize, queries: usize, clock: &mut dyn FnMut() -> f64) -> Cont
         let e = Episode::new(texts[i].clone(), t0 + (i as i64) * (365 * day / n.max(1) as i64));
         engine.remember("bench", e, Some(&vectors[i])).expect("synthetic episodes are valid");
     }
-    engine.maintain(true).expect("maintain on a memory store");
+    engine.maintain(true, None).expect("maintain on a memory store");
     let user = crate::record::Origin::User;
     for i in 0..12 {
         let text = format!("Rule {i}: {}", texts[i * 7]);

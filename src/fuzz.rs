@@ -193,7 +193,7 @@ fn index_bytes() -> (Vec<u8>, VectorConfig) {
         v.insert(id, &x.iter().map(|a| a / n).collect::<Vec<_>>());
         b.insert(id, &format!("word{} shared term{}", id % 7, id % 3));
         if id == 39 {
-            v.maintain(true);
+            v.maintain(true, u64::MAX);
         }
     }
     let mut w = Writer::new();
@@ -230,7 +230,7 @@ fn snapshot_blobs() {
         )
         .expect("stored");
     }
-    e.maintain(true).expect("a segment");
+    e.maintain(true, None).expect("a segment");
     e.snapshot("ana").expect("snapshot");
     let ns = crate::store::Namespace::new("ana").expect("ns");
     let s = crate::engine::persist::snapshot::stored(e.store(), &ns).expect("read").expect("one");

@@ -154,7 +154,7 @@ fn workload(dir: &PathBuf, ops: usize, seed: u64) -> Recording {
                 e.recall("ana", &q, now).unwrap();
             }
             96 => {
-                e.maintain(false).unwrap();
+                e.maintain(false, None).unwrap();
             }
             97 => {
                 e.nightly("ana", now + DAY, Some(50)).unwrap();

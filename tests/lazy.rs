@@ -146,7 +146,7 @@ fn a_host_that_keeps_the_large_tables_in_its_storage_answers_and_writes_as_one_h
         e.tags = vec![format!("t{}", i % 3)];
         seed.remember(NS, e, None).unwrap();
     }
-    seed.maintain(true).unwrap();
+    seed.maintain(true, None).unwrap();
     for i in 300..340 {
         seed.remember(NS, Episode::new(text(i), T0 + i as i64 * DAY / 4), None).unwrap();
     }
@@ -190,7 +190,7 @@ fn a_host_that_keeps_the_large_tables_in_its_storage_answers_and_writes_as_one_h
     let a = plain.nightly(NS, now + DAY, None).unwrap();
     let b = host.call(|e| e.nightly(NS, now + DAY, None)).unwrap();
     assert_eq!(serde_json::to_value(&b).unwrap(), serde_json::to_value(&a).unwrap());
-    assert_eq!(host.call(|e| e.maintain(true)).unwrap(), plain.maintain(true).unwrap());
+    assert_eq!(host.call(|e| e.maintain(true, None)).unwrap(), plain.maintain(true, None).unwrap());
     assert_eq!(host.call(|e| e.export_json(NS, now)).unwrap(), plain.export_json(NS, now).unwrap());
     assert_eq!(
         host.call(|e| e.timeline(NS, i64::MAX, usize::MAX)).unwrap(),

@@ -108,7 +108,7 @@ fn a_snapshot_open_answers_as_the_engine_that_wrote_it_after_later_changes() {
     let mut a = engine(MemoryStore::new());
     add(&mut a, 0, 300);
     a.set_status("ana", 5, Status::Rejected).unwrap();
-    let m = a.maintain(false).unwrap();
+    let m = a.maintain(false, None).unwrap();
     assert_eq!(m.snapshots, 1);
     assert!(m.snapshot_bytes > 0 && m.segments >= 1);
     let first_bytes = m.snapshot_bytes;
@@ -141,7 +141,7 @@ fn a_snapshot_open_answers_as_the_engine_that_wrote_it_after_later_changes() {
     // first snapshot's bytes. Dirty markers stay until a full rewrite: the two status changes,
     // and the five touched episodes whose access statistics the snapshot folded into their
     // records (their part is older).
-    let m = b.maintain(false).unwrap();
+    let m = b.maintain(false, None).unwrap();
     assert_eq!(m.snapshots, 1);
     assert!(m.snapshot_bytes * 4 < first_bytes, "{} bytes after {first_bytes}", m.snapshot_bytes);
     let ns = Namespace::new("ana").unwrap();
@@ -149,7 +149,7 @@ fn a_snapshot_open_answers_as_the_engine_that_wrote_it_after_later_changes() {
         e.store().scan(&ns.key(Table::Snapshot, b"d/"), None, 1000).unwrap().len()
     };
     assert_eq!(markers(&b), 7);
-    assert_eq!(b.maintain(false).unwrap().snapshots, 0, "nothing changed since");
+    assert_eq!(b.maintain(false, None).unwrap().snapshots, 0, "nothing changed since");
     let mut c = engine(b.into_store());
     c.load("ana").unwrap();
     assert!(matches!(c.opened("ana"), Some(Opened::Snapshot { replayed: 0, refreshed: 7, .. })));
@@ -162,7 +162,7 @@ fn a_snapshot_open_answers_as_the_engine_that_wrote_it_after_later_changes() {
         c.set_status("ana", id, Status::Superseded).unwrap();
     }
     assert!(markers(&c) > 256);
-    assert_eq!(c.maintain(false).unwrap().snapshots, 1);
+    assert_eq!(c.maintain(false, None).unwrap().snapshots, 1);
     assert_eq!(markers(&c), 0, "absorbed");
     let (want, want_eps) = (answers(&mut c), everything(&mut c));
     let mut d = engine(c.into_store());
@@ -170,6 +170,69 @@ fn a_snapshot_open_answers_as_the_engine_that_wrote_it_after_later_changes() {
     assert!(matches!(d.opened("ana"), Some(Opened::Snapshot { replayed: 0, refreshed: 0, .. })));
     assert_eq!(answers(&mut d), want);
     assert_eq!(everything(&mut d), want_eps);
+}
+
+/// `maintain` with a small budget, until it reports done: the calls it took.
+fn maintain_in_slices<S: KvStore>(e: &mut Engine<S>, budget: u64) -> usize {
+    for calls in 1..10_000 {
+        let m = e.maintain(true, Some(budget)).unwrap();
+        // Past the budget by at most the row being inserted when it ran out.
+        assert!(m.work < budget + 50_000, "{} units for a budget of {budget}", m.work);
+        if m.done {
+            return calls;
+        }
+    }
+    panic!("maintenance never finished");
+}
+
+#[test]
+fn maintenance_in_budgeted_slices_builds_what_one_call_builds_and_a_restart_mid_build_loses_nothing(
+) {
+    let mut whole = engine(MemoryStore::new());
+    add(&mut whole, 0, 400);
+    let m = whole.maintain(true, None).unwrap();
+    assert!(m.done && m.segments == 1 && m.sealed == 400, "{m:?}");
+    let want = answers(&mut whole);
+
+    // The same build in slices: the graph does not depend on where the calls stop.
+    let mut sliced = engine(MemoryStore::new());
+    add(&mut sliced, 0, 400);
+    let first = sliced.maintain(true, Some(20_000)).unwrap();
+    assert!(!first.done && first.sealed == 0, "{first:?}");
+    // Mid-build every answer is already right: the rows being sealed are scanned exactly.
+    assert_eq!(answers(&mut sliced), want);
+    assert!(maintain_in_slices(&mut sliced, 20_000) > 3);
+    assert_eq!(answers(&mut sliced), want);
+
+    // A snapshot taken mid-build keeps the rows being sealed; the reopened engine starts the
+    // build again from them and ends with the same index.
+    let mut cut = engine(MemoryStore::new());
+    add(&mut cut, 0, 400);
+    assert!(!cut.maintain(true, Some(20_000)).unwrap().done);
+    cut.snapshot("ana").unwrap();
+    let mut reopened = engine(cut.into_store());
+    reopened.load("ana").unwrap();
+    assert!(matches!(reopened.opened("ana"), Some(Opened::Snapshot { replayed: 0, .. })));
+    assert_eq!(answers(&mut reopened), want);
+    maintain_in_slices(&mut reopened, 20_000);
+    assert_eq!(answers(&mut reopened), want);
+
+    // Writes and removals during a build: new episodes are found at once, a removed one
+    // never, and the finished segment holds neither as live.
+    let mut busy = engine(MemoryStore::new());
+    add(&mut busy, 0, 400);
+    assert!(!busy.maintain(true, Some(20_000)).unwrap().done);
+    add(&mut busy, 400, 420);
+    busy.set_status("ana", 7, Status::Rejected).unwrap();
+    let found = |e: &mut Engine<MemoryStore>, i: u64| {
+        let mut q = Query::new(text(i), 3);
+        q.touch = false;
+        e.recall("ana", &q, T0 + 400 * DAY).unwrap().hits.iter().any(|h| h.episode.id == i + 1)
+    };
+    assert!(found(&mut busy, 410), "a write during the build is found");
+    maintain_in_slices(&mut busy, 20_000);
+    assert!(found(&mut busy, 410));
+    assert!(!found(&mut busy, 6), "the rejected episode (id 7) stays out");
 }
 
 type Counting = mnemo::bench::CountingStore<MemoryStore>;
@@ -194,7 +257,7 @@ fn reopen(e: Engine<Counting>) -> Engine<Counting> {
 fn a_recall_writes_one_small_record_and_its_access_statistics_survive_a_restart() {
     let mut a = engine(Counting::new(MemoryStore::new()));
     add(&mut a, 0, 200);
-    a.maintain(true).unwrap();
+    a.maintain(true, None).unwrap();
     let at = |i: i64| T0 + 100 * DAY + i * 60_000;
     let queries = ["deploy cache", "invoice billing", "rollback migration", "worker quota"];
     for i in 0..40 {
@@ -284,14 +347,14 @@ fn chunk_keys(s: &MemoryStore) -> Vec<Vec<u8>> {
 fn a_damaged_or_missing_snapshot_is_rebuilt_from_records_and_reported() {
     let mut a = engine(MemoryStore::new());
     add(&mut a, 0, 200);
-    a.maintain(true).unwrap();
+    a.maintain(true, None).unwrap();
     let store = a.into_store();
     // The answers of a namespace rebuilt from records alone, sealed the same way.
     let rebuilt = |store: MemoryStore| {
         let mut e = engine(store);
         e.load("ana").unwrap();
         let opened = e.opened("ana").cloned();
-        e.maintain(true).unwrap();
+        e.maintain(true, None).unwrap();
         let got = (answers(&mut e), everything(&mut e));
         // The snapshot written after the rebuild replaces what was left of the old one.
         let mut again = engine(e.into_store());
@@ -366,7 +429,7 @@ fn snapshots_survive_the_file_store_and_go_with_the_namespace() {
     let _ = std::fs::remove_dir_all(&dir);
     let mut a = engine(FileStore::open(&dir).unwrap());
     add(&mut a, 0, 150);
-    assert_eq!(a.maintain(true).unwrap().snapshots, 1);
+    assert_eq!(a.maintain(true, None).unwrap().snapshots, 1);
     let want = answers(&mut a);
     drop(a);
     let mut b = engine(FileStore::open(&dir).unwrap());

@@ -29,7 +29,7 @@ proptest! {
         let mut idx = VectorIndex::new(common::hash_embed::DIM, VectorConfig { seal_at: seal, ef_search: 128, ..VectorConfig::default() });
         for (i, t) in texts.iter().enumerate() {
             idx.insert(i as u64, &vector(t));
-            if idx.needs_maintenance() { idx.maintain(false); }
+            if idx.needs_maintenance() { idx.maintain(false, u64::MAX); }
         }
         let qv = vector(&q);
         let got = idx.search(&qv, k, |id| id % 3 != 0);

@@ -71,7 +71,7 @@ pub fn run(opts: &Opts, a: &args::Bench) -> Result<(), String> {
         let id = r["id"].as_u64().ok_or(format!("item {} discarded: {}", item.id, r["reason"]))?;
         ids.insert((item.ns.clone(), id), item.id.clone());
     }
-    m.call(|g, s| g.call_maintain(s, true))?;
+    m.call(|g, s| g.call_maintain(s, true, Some(u64::MAX)))?;
     eprintln!("  ingested in {:.2}s (embedding excluded)", t.elapsed().as_secs_f64());
     let t = Instant::now();
     let mut overrides = serde_json::Map::new();

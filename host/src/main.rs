@@ -68,8 +68,6 @@ pub struct Opts {
 enum HostCommand {
     #[command(flatten)]
     Mnemo(Command),
-    /// Seal the vector indexes and snapshot every loaded namespace now
-    Maintain,
 }
 
 pub fn model_dir(opts: &Opts) -> PathBuf {
@@ -198,10 +196,6 @@ fn main() -> ExitCode {
 
 fn run(opts: &Opts, command: &HostCommand) -> Result<(), String> {
     let command = match command {
-        HostCommand::Maintain => {
-            let mut m = open(opts, store(opts)?)?;
-            return print_json(opts, &m.call(|g, s| g.call_maintain(s, true))?);
-        }
         HostCommand::Mnemo(c) => c,
     };
     match command {
@@ -340,6 +334,10 @@ impl learn::Calls for Memory {
     fn signals(&mut self, ns: &str, jsonl: &str) -> Result<String, String> {
         self.call(|g, s| g.call_signals(s, ns, jsonl))
     }
+    fn maintain(&mut self, ns: &str, force: bool, budget: Option<u64>) -> Result<String, String> {
+        self.call(|g, s| g.call_load(s, ns))?;
+        self.call(|g, s| g.call_maintain(s, force, Some(budget.unwrap_or(u64::MAX))))
+    }
     fn nightly(&mut self, ns: &str, now: i64, budget: Option<u64>) -> Result<String, String> {
         self.call(|g, s| g.call_nightly(s, ns, now, budget))
     }
@@ -387,7 +385,7 @@ fn ingest(opts: &Opts, m: &mut Memory, a: &args::Ingest) -> Result<(), String> {
             dropped += 1;
         }
     }
-    m.call(|g, s| g.call_maintain(s, false))?;
+    m.call(|g, s| g.call_maintain(s, false, Some(u64::MAX)))?;
     if opts.g.json {
         println!("{}", json!({"ns": ns, "ingested": kept, "discarded": dropped}));
     } else {

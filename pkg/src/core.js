@@ -441,9 +441,15 @@ export class Mnemo {
     return this.#engine.recency(ageDays, tier);
   }
 
-  /** The background step: seals vectors into HNSW, snapshots namespaces. Call when idle. */
-  maintain({ force = false } = {}) {
-    return this.#run(null, (e) => parse(e.maintain(force)));
+  /**
+   * The background step for the loaded namespaces: a snapshot when one is due, then graph
+   * builds (sealing recent vectors into HNSW, merging segments), spending about `budget` work
+   * units (default: about 0.5 s of work; `Infinity`: until nothing is due). Call it when idle
+   * (a timer, a Durable Object alarm) until the report says `done`: a build continues where
+   * the last call stopped.
+   */
+  maintain({ force = false, budget } = {}) {
+    return this.#run(null, (e) => parse(e.maintain(force, budget ?? -1)));
   }
 
   /** Deletes every record of namespace `ns` (one batch, then the storage compacts). */

@@ -579,7 +579,12 @@ export declare class Mnemo {
   taskEnd(ns: string, id: string): Promise<WorkingMemory>;
   /** The full text behind an id a context listed (`episode:42`, `rule:3`, `fact:KEY`, `observation:7`, `transcript:2`, `working:TASK`). */
   expand(ns: string, id: string): Promise<string>;
-  maintain(options?: { force?: boolean }): Promise<{ sealed: number; merges: number; segments: number; snapshots: number; snapshotBytes: number }>;
+  /**
+   * The background step for the loaded namespaces: a snapshot when one is due, then graph
+   * builds, spending about `budget` work units (default about 0.5 s of work; `Infinity`: until
+   * nothing is due). Call again until `done`.
+   */
+  maintain(options?: { force?: boolean; budget?: number }): Promise<{ sealed: number; merges: number; segments: number; snapshots: number; snapshotBytes: number; work: number; done: boolean }>;
   forgetNamespace(ns: string): Promise<number>;
   /** Erases a namespace, a subject in it, or one episode, across every layer; resolves to the receipt. */
   erase(ns: string, what?: Erasure, options?: { now?: number }): Promise<ErasureReceipt>;

@@ -355,9 +355,17 @@ impl WasmEngine {
         self.inner.config().scoring.floored_recency(age_days, tier)
     }
 
-    /// The background step (seal vectors, snapshot); returns what it did.
-    pub fn maintain(&mut self, force: bool) -> Result<String, JsValue> {
-        self.inner.maintain_json(force).map_err(js_error)
+    /// The background step (snapshot, graph builds), spending about `budget` work units
+    /// (negative: the default budget; `Infinity`: until nothing is due); returns what it did.
+    pub fn maintain(&mut self, force: bool, budget: f64) -> Result<String, JsValue> {
+        let budget = if budget == f64::INFINITY {
+            None
+        } else if budget >= 0.0 {
+            Some(budget as u64)
+        } else {
+            Some(crate::engine::MAINTAIN_BUDGET)
+        };
+        self.inner.maintain_json(force, budget).map_err(js_error)
     }
 
     /// Deletes every record of namespace `ns`; returns how many.

@@ -226,8 +226,12 @@ impl Guest for Component {
         with(|e| e.rules_json(&ns, &statuses))
     }
 
-    fn maintain(force: bool) -> std::result::Result<String, WitError> {
-        with(|e| e.maintain_json(force))
+    fn maintain(force: bool, budget: Option<u64>) -> std::result::Result<String, WitError> {
+        with(|e| e.maintain_json(force, Some(budget.unwrap_or(crate::engine::MAINTAIN_BUDGET))))
+    }
+
+    fn load(ns: String) -> std::result::Result<u64, WitError> {
+        with(|e| e.load(&ns).map(|n| n as u64))
     }
 
     fn facts(ns: String, now: i64, all: bool) -> std::result::Result<String, WitError> {

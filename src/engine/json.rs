@@ -228,10 +228,11 @@ impl<S: KvStore> Engine<S> {
     }
 
     /// [`Engine::maintain`] as JSON.
-    pub fn maintain_json(&mut self, force: bool) -> Result<String> {
-        let m = self.maintain(force)?;
+    pub fn maintain_json(&mut self, force: bool, budget: Option<u64>) -> Result<String> {
+        let m = self.maintain(force, budget)?;
         out(json!({"sealed": m.sealed, "merges": m.merges, "segments": m.segments,
-            "snapshots": m.snapshots, "snapshotBytes": m.snapshot_bytes}))
+            "snapshots": m.snapshots, "snapshotBytes": m.snapshot_bytes, "work": m.work,
+            "done": m.done}))
     }
 
     /// [`Engine::opened`] as JSON: `{from: "snapshot" | "records", …}` or null.

@@ -189,6 +189,28 @@ pub struct Maintenance {
     pub snapshots: usize,
     /// Their total size (bytes).
     pub snapshot_bytes: usize,
+    /// Work units spent (see [`Engine::maintain`]).
+    pub work: u64,
+    /// Nothing is left to do: no graph build in progress and no snapshot due. Otherwise call
+    /// again (a Durable Object re-arms its alarm).
+    pub done: bool,
+}
+
+/// Work units a maintenance call spends unless told otherwise (`maintain` in JS, WIT and the
+/// CLI): about 0.5 s of wasm on a laptop core, measured at 100k episodes (BENCHMARKS.md,
+/// "Maintenance under a budget").
+pub const MAINTAIN_BUDGET: u64 = 2_000_000;
+
+/// Snapshot bytes that count as one work unit of [`Engine::maintain`] (writing a snapshot
+/// costs about as much per this many bytes as one distance computation).
+pub const SNAPSHOT_BYTES_PER_UNIT: usize = 64;
+
+/// Whether `maintain` writes a snapshot of `space` now: enough changes since the last one, or
+/// a graph built since then that a restart would have to build again.
+fn snapshot_due(space: &Space, config: &Config) -> bool {
+    let pending = space.pending();
+    (pending > 0 && pending >= config.snapshot_after as u64)
+        || space.snap.lacks_segment(&space.vectors.segment_serials())
 }
 
 impl Default for Config {
@@ -548,37 +570,56 @@ impl<S: KvStore> Engine<S> {
         Ok(out)
     }
 
-    /// Runs the index's background step for every loaded namespace: seals full deltas into
-    /// HNSW segments and merges segments (`force` seals any non-empty delta). Hosts call it when
-    /// idle (a timer, `requestIdleCallback`, a Durable Object alarm); until then recent writes
-    /// and a freshly opened namespace are scanned exactly, which stays correct but grows
-    /// linearly. `needs_maintenance` says when a call is due.
+    /// Runs the index's background step for every loaded namespace, spending about `budget`
+    /// work units (`None`: until nothing is due). Hosts call it when idle (a timer,
+    /// `requestIdleCallback`, a Durable Object alarm) until [`Maintenance::done`]; until then
+    /// recent writes and a freshly opened namespace are scanned exactly, which stays correct
+    /// but grows linearly. `needs_maintenance` says when a call is due.
     ///
-    /// It then writes a snapshot of each namespace with at least `Config::snapshot_after`
-    /// changes since its last one, so the next cold open reads the
-    /// indexes instead of rebuilding them (`engine::persist::snapshot`).
-    pub fn maintain(&mut self, force: bool) -> Result<Maintenance> {
+    /// First it continues or starts graph builds
+    /// ([`VectorIndex::maintain`](crate::index::vectors::VectorIndex::maintain): sealing recent
+    /// vectors, merging segments; one unit per distance computed; `force` seals any non-empty
+    /// delta). Then, while budget is left, it writes a snapshot of each namespace with at least
+    /// `Config::snapshot_after` changes since its last one, or with a graph built since, so the
+    /// next cold open reads the indexes instead of rebuilding them
+    /// (`engine::persist::snapshot`). A snapshot is written whole and counts one unit per
+    /// [`SNAPSHOT_BYTES_PER_UNIT`] bytes; one deferred for want of budget is written by a later
+    /// call (the records hold every change meanwhile).
+    pub fn maintain(&mut self, force: bool, budget: Option<u64>) -> Result<Maintenance> {
+        let budget = budget.unwrap_or(u64::MAX);
         // Every read first: a host that keeps snapshots in its own storage may have to hand
-        // them over and run this call again, which is only safe while nothing has changed.
-        // (Sealing vectors changes no pending count, so a snapshot is due before as after.)
-        let mut due = Vec::with_capacity(self.spaces.len());
+        // them over and run this call again, which is only safe while nothing is written.
+        let mut stale = Vec::with_capacity(self.spaces.len());
         for (name, space) in &self.spaces {
-            let pending = space.pending();
-            let snapshot = pending > 0 && pending >= self.config.snapshot_after as u64;
-            let ns = Namespace::new(name)?;
-            due.push(if snapshot { Some(stale_keys(&self.store, space, &ns)?) } else { None });
+            let may_snapshot = snapshot_due(space, &self.config) || space.vectors.has_work(force);
+            stale.push(if may_snapshot {
+                stale_keys(&self.store, space, &Namespace::new(name)?)?
+            } else {
+                Vec::new()
+            });
         }
-        let mut total = Maintenance::default();
-        for ((name, space), due) in self.spaces.iter_mut().zip(due) {
-            let r = space.vectors.maintain(force);
+        let mut total = Maintenance { done: true, ..Maintenance::default() };
+        for space in self.spaces.values_mut() {
+            let r = space.vectors.maintain(force, budget.saturating_sub(total.work));
             total.sealed += r.sealed;
             total.merges += r.merges;
             total.segments += r.segments;
-            let Some(stale) = due else { continue };
+            total.work += r.work;
+            total.done &= r.done;
+        }
+        for ((name, space), stale) in self.spaces.iter_mut().zip(stale) {
+            if !snapshot_due(space, &self.config) {
+                continue;
+            }
+            if total.work >= budget {
+                total.done = false;
+                continue;
+            }
             let ns = Namespace::new(name)?;
-            total.snapshot_bytes +=
-                write_snapshot(&mut self.store, space, &ns, &self.config, stale)?;
+            let bytes = write_snapshot(&mut self.store, space, &ns, &self.config, stale)?;
+            total.snapshot_bytes += bytes;
             total.snapshots += 1;
+            total.work += (bytes / SNAPSHOT_BYTES_PER_UNIT) as u64;
         }
         Ok(total)
     }

@@ -1,7 +1,7 @@
 //! Derived indexes over stored records (rebuilt from the store; never the source of truth).
 
 pub mod bm25;
-mod graph_check;
+mod hnsw;
 pub mod persist;
 pub mod stem;
 pub mod stopwords;

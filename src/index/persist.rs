@@ -20,22 +20,16 @@
 //! them ([`VectorIndex::add_segment`] for each segment in order, then
 //! [`VectorIndex::add_rows`]).
 //!
-//! `graph` is instant-distance's `HnswMap<row, row>` in postcard's encoding, each point stored
-//! as its row number (instant-distance 0.6 exposes its graph only through serde, so this part
-//! follows its struct layout; the engine's snapshot header names the versions, and a snapshot
-//! written by another layout is rebuilt instead of read). Which rows are live is not stored:
+//! `graph` is the segment's HNSW graph in its own byte form (`index::hnsw`: levels and links by
+//! row number; decoding checks every link against the rows). The engine's snapshot header
+//! names the layout, and a snapshot written by another layout is rebuilt instead of read.
+//! Which rows are live is not stored:
 //! segments are read in order, then the delta, the last location of an id wins, and the engine
 //! then drops every id whose episode is no longer live.
 
-use std::cell::RefCell;
-use std::sync::Arc;
-
-use serde::de::Error as _;
-use serde::ser::Error as _;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
 use super::bm25::Bm25;
-use super::vectors::{Flat, Loc, Node, QVec, Segment, VectorConfig, VectorIndex};
+use super::hnsw::Graph;
+use super::vectors::{Flat, Loc, QVec, Segment, VectorConfig, VectorIndex};
 use crate::error::{Error, Result};
 use crate::store::codec::{Reader, Writer};
 
@@ -154,46 +148,18 @@ impl Bm25 {
     }
 }
 
-thread_local! {
-    /// The segment whose graph is being read: points are stored as row numbers.
-    static READING: RefCell<Option<Arc<Flat>>> = const { RefCell::new(None) };
-}
-
-impl Serialize for Node {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        match self {
-            Node::Row(_, row) => s.serialize_u32(*row),
-            Node::Query(_) => Err(S::Error::custom("a query is never a graph point")),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Node {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let row = u32::deserialize(d)?;
-        READING.with(|flat| match flat.borrow().as_ref() {
-            Some(flat) if (row as usize) < flat.ids.len() => Ok(Node::Row(flat.clone(), row)),
-            Some(flat) => Err(D::Error::custom(format!("row {row} of {}", flat.ids.len()))),
-            None => Err(D::Error::custom("graph read outside a segment")),
-        })
-    }
-}
-
 fn le_chunks<const N: usize>(bytes: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
     bytes.chunks_exact(N).map(|c| c.try_into().expect("chunks_exact"))
 }
 
-fn encode_segment(seg: &Segment, w: &mut Writer) -> Result<()> {
+fn encode_segment(seg: &Segment, w: &mut Writer) {
     let f = &seg.flat;
     let ids: Vec<u8> = f.ids.iter().flat_map(|i| i.to_le_bytes()).collect();
     let scales: Vec<u8> = f.scales.iter().flat_map(|s| s.to_le_bytes()).collect();
     let data: Vec<u8> = f.data.iter().map(|&x| x as u8).collect();
-    let graph = postcard::to_allocvec(&seg.map).map_err(|e| Error::Corrupt {
-        what: "vector index snapshot".into(),
-        detail: format!("graph not serialisable: {e}"),
-    })?;
-    w.u32(f.ids.len() as u32).bytes(&ids).bytes(&scales).bytes(&data).bytes(&graph);
-    Ok(())
+    let mut graph = Writer::new();
+    seg.graph.encode(&mut graph);
+    w.u32(f.ids.len() as u32).bytes(&ids).bytes(&scales).bytes(&data).bytes(&graph.finish());
 }
 
 /// Reads segment number `s` (in search order) of the index, giving it `serial`.
@@ -203,19 +169,16 @@ fn decode_segment(r: &mut Reader, dim: usize, s: usize, serial: u64) -> Result<S
     if ids.len() != rows * 8 || scales.len() != rows * 4 || data.len() != rows * dim {
         return Err(r.corrupt(format!("segment {s}: sizes disagree with {rows} rows")));
     }
-    let flat = Arc::new(Flat {
+    let flat = Flat {
         dim,
         ids: le_chunks::<8>(ids).map(u64::from_le_bytes).collect(),
         scales: le_chunks::<4>(scales).map(f32::from_le_bytes).collect(),
         data: data.iter().map(|&x| x as i8).collect(),
-    });
-    let graph = r.bytes()?;
-    super::graph_check::check(graph, rows).map_err(|e| r.corrupt(format!("segment {s}: {e}")))?;
-    READING.with(|f| *f.borrow_mut() = Some(flat.clone()));
-    let map = postcard::from_bytes(graph);
-    READING.with(|f| *f.borrow_mut() = None);
-    let map = map.map_err(|e| r.corrupt(format!("segment {s} graph: {e}")))?;
-    Ok(Segment { serial, flat, map })
+    };
+    let mut g = Reader::new(r.bytes()?, "vector segment graph");
+    let graph = Graph::decode(&mut g, rows).map_err(|e| r.corrupt(format!("segment {s}: {e}")))?;
+    g.end().map_err(|e| r.corrupt(format!("segment {s}: {e}")))?;
+    Ok(Segment { serial, flat, graph })
 }
 
 fn decode_row(r: &mut Reader, dim: usize) -> Result<(u64, QVec)> {
@@ -231,7 +194,7 @@ impl VectorIndex {
     pub fn encode(&self, w: &mut Writer) -> Result<()> {
         w.u32(self.dim as u32).u32(self.config.ef_search as u32).u32(self.segments.len() as u32);
         for seg in &self.segments {
-            encode_segment(seg, w)?;
+            encode_segment(seg, w);
         }
         self.encode_rows(w, |_| true);
         Ok(())
@@ -240,18 +203,21 @@ impl VectorIndex {
     /// Appends sealed segment `serial` (`segment` in the module docs); false when there is none.
     pub fn encode_segment(&self, serial: u64, w: &mut Writer) -> Result<bool> {
         match self.segments.iter().find(|s| s.serial == serial) {
-            Some(seg) => encode_segment(seg, w).map(|()| true),
+            Some(seg) => {
+                encode_segment(seg, w);
+                Ok(true)
+            }
             None => Ok(false),
         }
     }
 
-    /// Appends the delta's rows whose ids `keep` accepts (`delta` in the module docs).
+    /// Appends the unsealed rows (the delta's and a seal's in progress) whose ids `keep` accepts (`delta` in the module docs).
     pub fn encode_rows(&self, w: &mut Writer, keep: impl Fn(u64) -> bool) {
-        let rows: Vec<&(u64, QVec)> = self.delta.iter().filter(|(id, _)| keep(*id)).collect();
+        let rows: Vec<(u64, f32, &[i8])> = self.unsealed().filter(|r| keep(r.0)).collect();
         w.u32(rows.len() as u32);
-        for (id, q) in rows {
-            w.u64(*id).f32(q.scale);
-            let row: Vec<u8> = q.data.iter().map(|&x| x as u8).collect();
+        for (id, scale, row) in rows {
+            w.u64(id).f32(scale);
+            let row: Vec<u8> = row.iter().map(|&x| x as u8).collect();
             w.bytes(&row);
         }
     }
@@ -279,7 +245,9 @@ impl VectorIndex {
             let (id, q) = decode_row(&mut r, self.dim)?;
             match self.loc.get(&id) {
                 Some(Loc::Sealed(..)) => {} // sealed since this row was stored
-                Some(Loc::Delta(_)) => return Err(r.corrupt(format!("id {id} twice in the delta"))),
+                Some(Loc::Delta(_) | Loc::Building(_)) => {
+                    return Err(r.corrupt(format!("id {id} twice in the delta")))
+                }
                 None => {
                     self.loc.insert(id, Loc::Delta(self.delta.len()));
                     self.delta.push((id, q));
@@ -342,7 +310,7 @@ mod tests {
             v.insert(id, &unit(id, 32));
             b.insert(id, &format!("word{} word{} shared", id % 7, id % 13));
             if id == 239 || id == 299 {
-                v.maintain(true); // two segments (240 and 60 rows), then a delta of 150
+                v.maintain(true, u64::MAX); // two segments (240 and 60 rows), then a delta of 150
             }
         }
         v.remove(3); // a tombstone in a sealed segment
@@ -403,7 +371,7 @@ mod tests {
     }
 
     /// Whatever the bytes of a graph say, decoding either refuses them or yields an index
-    /// that searches without panicking (instant-distance indexes by the ids it reads).
+    /// that searches without panicking (a link past the rows would index out of bounds).
     #[test]
     fn a_damaged_graph_is_refused_or_harmless() {
         let config = VectorConfig { seal_at: 60, ..VectorConfig::default() };
@@ -411,13 +379,15 @@ mod tests {
         for id in 0..60u64 {
             v.insert(id, &unit(id, 8));
         }
-        v.maintain(true);
+        v.maintain(true, u64::MAX);
         let mut w = Writer::new();
         v.encode(&mut w).unwrap();
         let bytes = w.finish();
         // The graph is the last `bytes` field of the segment, before the empty delta (4 bytes).
         let graph_end = bytes.len() - 4;
-        let graph_len = postcard::to_allocvec(&v.segments[0].map).unwrap().len();
+        let mut g = Writer::new();
+        v.segments[0].graph.encode(&mut g);
+        let graph_len = g.finish().len();
         let graph_start = graph_end - graph_len;
         let (mut refused, mut accepted) = (0, 0);
         for at in graph_start..graph_end {

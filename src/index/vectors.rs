@@ -1,21 +1,25 @@
 //! The vector index: sealed HNSW segments plus an exact delta segment for recent writes.
 //!
-//! instant-distance builds an HNSW graph in one go and has no incremental insert, so new
-//! vectors go to the **delta**, which every query scans exactly: a recent item can never be
-//! missed by the approximate search. [`VectorIndex::maintain`] (the "background step": the host
-//! calls it when idle, and the engine calls it when the delta outgrows twice its limit) seals
-//! the delta into an HNSW segment and merges segments of similar size, so a namespace holds
+//! New vectors go to the **delta**, which every query scans exactly: a recent item can never
+//! be missed by the approximate search. [`VectorIndex::maintain`] (the "background step": the
+//! host calls it when idle, e.g. from a timer or a Durable Object alarm) seals the delta into
+//! an HNSW segment ([`super::hnsw`]) and merges segments of similar size, so a namespace holds
 //! O(log n) segments. Removing an id tombstones it; tombstones are dropped at the next merge.
+//!
+//! **Builds are sliced.** A seal or a merge is a *build job* that inserts its rows into a new
+//! graph one at a time; each `maintain` call spends at most about its work budget (distances
+//! computed) and the job continues at the next call. Until a job finishes, everything it reads
+//! stays searchable where it was: a seal's rows are scanned exactly, a merge's sources keep
+//! their graphs. A job lives in memory; a restart drops it and the next call starts it again
+//! from the rows, which the snapshot and the records still hold.
 //!
 //! Vectors are held as int8 with one scale per vector ([`QVec`], 4× smaller than f32). The
 //! graph uses int8·int8 distances; the scores returned are the f32 query against the int8
 //! vector, which stays within ~1e-3 of the f32 cosine.
 
 use std::cell::RefCell;
-use std::sync::Arc;
 
-use instant_distance::{Builder, HnswMap, Point, Search};
-
+use super::hnsw::{level_of, Graph, Visited};
 use super::FastMap as HashMap;
 
 /// A unit vector quantised to int8 with one scale.
@@ -75,8 +79,8 @@ fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
     sum
 }
 
-/// A sealed segment's vectors, contiguous: row `r` is `data[r·dim..(r+1)·dim]` × `scales[r]`.
-#[derive(Debug)]
+/// A segment's vectors, contiguous: row `r` is `data[r·dim..(r+1)·dim]` × `scales[r]`.
+#[derive(Debug, Default)]
 pub(super) struct Flat {
     pub(super) dim: usize,
     pub(super) ids: Vec<u64>,
@@ -85,6 +89,19 @@ pub(super) struct Flat {
 }
 
 impl Flat {
+    fn with_capacity(dim: usize, rows: usize) -> Self {
+        Self {
+            dim,
+            ids: Vec::with_capacity(rows),
+            scales: Vec::with_capacity(rows),
+            data: Vec::with_capacity(rows * dim),
+        }
+    }
+    fn push(&mut self, id: u64, scale: f32, row: &[i8]) {
+        self.ids.push(id);
+        self.scales.push(scale);
+        self.data.extend_from_slice(row);
+    }
     fn row(&self, r: u32) -> &[i8] {
         let r = r as usize;
         &self.data[r * self.dim..(r + 1) * self.dim]
@@ -92,30 +109,15 @@ impl Flat {
     fn dot_f32(&self, r: u32, q: &[f32]) -> f32 {
         dot_i8_f32(self.row(r), q) * self.scales[r as usize]
     }
-    fn qvec(&self, r: u32) -> QVec {
-        QVec { scale: self.scales[r as usize], data: self.row(r).into() }
+    /// The graph's distance between two rows: 1 − their int8 cosine.
+    fn distance(&self, a: u32, b: u32) -> f32 {
+        1.0 - dot_i8(self.row(a), self.row(b)) as f32
+            * self.scales[a as usize]
+            * self.scales[b as usize]
     }
-}
-
-/// A graph node: a row of a segment, or the query being searched for.
-#[derive(Debug, Clone)]
-pub(super) enum Node {
-    Row(Arc<Flat>, u32),
-    Query(Arc<QVec>),
-}
-
-impl Point for Node {
-    fn distance(&self, other: &Self) -> f32 {
-        let dot = match (self, other) {
-            (Node::Row(f, a), Node::Row(g, b)) => {
-                dot_i8(f.row(*a), g.row(*b)) as f32 * f.scales[*a as usize] * g.scales[*b as usize]
-            }
-            (Node::Row(f, a), Node::Query(q)) | (Node::Query(q), Node::Row(f, a)) => {
-                dot_i8(f.row(*a), &q.data) as f32 * f.scales[*a as usize] * q.scale
-            }
-            (Node::Query(p), Node::Query(q)) => p.dot(q),
-        };
-        1.0 - dot
+    /// The graph's distance between a row and a quantised query.
+    fn distance_to(&self, r: u32, q: &QVec) -> f32 {
+        1.0 - dot_i8(self.row(r), &q.data) as f32 * self.scales[r as usize] * q.scale
     }
 }
 
@@ -143,15 +145,26 @@ pub(super) struct Segment {
     /// Which segment this is, for the life of the index (snapshots store a segment once, under
     /// this number, and drop it when a merge replaces it).
     pub(super) serial: u64,
-    pub(super) flat: Arc<Flat>,
-    pub(super) map: HnswMap<Node, u32>,
+    pub(super) flat: Flat,
+    pub(super) graph: Graph,
 }
 
 /// Where an id's current vector is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Loc {
     Delta(usize),
+    /// A row of the seal job in progress (scanned exactly until the job ends).
+    Building(u32),
     Sealed(usize, u32),
+}
+
+/// A seal or merge in progress: rows `0..graph.len()` of `flat` are in the graph so far.
+struct Build {
+    flat: Flat,
+    graph: Graph,
+    /// For a merge, where each row came from (a row still there when the job ends moves to the
+    /// new segment; any other is a tombstone). Empty for a seal, whose rows are `Building`.
+    from: Vec<Loc>,
 }
 
 /// HNSW segments + exact delta; ids are the engine's episode ids.
@@ -163,19 +176,25 @@ pub struct VectorIndex {
     pub(super) loc: HashMap<u64, Loc>,
     /// The serial the next segment built gets.
     pub(super) next_serial: u64,
-    /// Reused between queries: a fresh one allocates a visited set the size of the graph.
-    search: RefCell<Search>,
+    build: Option<Build>,
+    /// Reused between searches: allocating a visited set the size of a graph per query costs.
+    visited: RefCell<Visited>,
 }
 
 /// What [`VectorIndex::maintain`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MaintainReport {
-    /// Vectors sealed from the delta.
+    /// Vectors sealed from the delta into a finished segment.
     pub sealed: usize,
-    /// Segment merges done.
+    /// Segment merges finished.
     pub merges: usize,
     /// Segments after the step.
     pub segments: usize,
+    /// Work spent: distances computed by graph builds.
+    pub work: u64,
+    /// Nothing is left to do at this `force` (no build in progress, none due); otherwise call
+    /// again.
+    pub done: bool,
 }
 
 impl VectorIndex {
@@ -188,7 +207,8 @@ impl VectorIndex {
             delta: Vec::new(),
             loc: HashMap::default(),
             next_serial: 1,
-            search: RefCell::new(Search::default()),
+            build: None,
+            visited: RefCell::new(Visited::default()),
         }
     }
 
@@ -207,9 +227,13 @@ impl VectorIndex {
         self.loc.is_empty()
     }
 
-    /// Vectors in the exact delta segment.
+    /// Vectors scanned exactly: the delta and the rows of a seal in progress.
     pub fn delta_len(&self) -> usize {
         self.delta.len()
+            + self
+                .build
+                .as_ref()
+                .map_or(0, |b| if b.from.is_empty() { b.flat.ids.len() } else { 0 })
     }
 
     /// Sealed HNSW segments.
@@ -238,81 +262,121 @@ impl VectorIndex {
                     self.loc.insert(*moved, Loc::Delta(i));
                 }
             }
-            // A sealed row stays in its graph as a tombstone until the next merge.
-            Some(Loc::Sealed(..)) | None => {}
+            // A sealed or building row stays in its graph as a tombstone until the next merge.
+            Some(Loc::Sealed(..) | Loc::Building(_)) | None => {}
         }
     }
 
-    /// True when the delta has outgrown twice its limit and a [`maintain`](Self::maintain)
-    /// step is overdue.
+    /// True when a build is in progress, or the delta has outgrown twice its limit: a
+    /// [`maintain`](Self::maintain) call is overdue.
     pub fn needs_maintenance(&self) -> bool {
-        self.delta.len() >= 2 * self.config.seal_at
+        self.build.is_some() || self.delta.len() >= 2 * self.config.seal_at
     }
 
-    /// Seals the delta when it holds at least `seal_at` vectors (or `force`), then merges
-    /// segments while the newest is at least half the size of the one before it.
-    pub fn maintain(&mut self, force: bool) -> MaintainReport {
+    /// True when [`maintain`](Self::maintain) at this `force` has a build to continue or start.
+    pub fn has_work(&self, force: bool) -> bool {
+        self.build.is_some()
+            || self.mergeable()
+            || (!self.delta.is_empty() && (force || self.delta.len() >= self.config.seal_at))
+    }
+
+    /// True when the newest segment is at least half the size of the one before it.
+    fn mergeable(&self) -> bool {
+        let n = self.segments.len();
+        n >= 2 && self.segments[n - 1].flat.ids.len() * 2 >= self.segments[n - 2].flat.ids.len()
+    }
+
+    /// The background step, spending about `budget` work units (distances computed; the row
+    /// being inserted when the budget runs out is finished). It continues the build in
+    /// progress, else merges the two newest segments when the newer is at least half the size
+    /// of the older, else seals the delta when it holds at least `seal_at` vectors (any, with
+    /// `force`), and goes on until the budget is spent or nothing is due.
+    pub fn maintain(&mut self, force: bool, budget: u64) -> MaintainReport {
         let mut report = MaintainReport::default();
-        if self.delta.is_empty() || (!force && self.delta.len() < self.config.seal_at) {
-            report.segments = self.segments.len();
-            return report;
-        }
-        let delta = std::mem::take(&mut self.delta);
-        report.sealed = delta.len();
-        self.push_segment(delta);
-        while self.segments.len() >= 2 {
-            let n = self.segments.len();
-            if self.segments[n - 1].flat.ids.len() * 2 < self.segments[n - 2].flat.ids.len() {
+        let mut visited = Visited::default();
+        loop {
+            if self.build.is_none() {
+                self.build = self.next_build(force);
+            }
+            let Some(build) = self.build.as_mut() else { break };
+            if report.work >= budget {
                 break;
             }
-            let b = self.segments.pop().expect("two segments");
-            let a = self.segments.pop().expect("two segments");
-            let mut points = self.live_points(a, n - 2);
-            points.extend(self.live_points(b, n - 1));
-            self.push_segment(points);
-            report.merges += 1;
+            let Build { flat, graph, .. } = build;
+            while graph.len() < flat.ids.len() && report.work < budget {
+                let level = level_of(self.config.seed, graph.len() as u32);
+                report.work += graph.insert(
+                    level,
+                    self.config.ef_construction,
+                    &|a, b| flat.distance(a, b),
+                    &mut visited,
+                );
+            }
+            if graph.len() == flat.ids.len() {
+                let build = self.build.take().expect("a build in progress");
+                if build.from.is_empty() {
+                    report.sealed += build.flat.ids.len();
+                } else {
+                    report.merges += 1;
+                }
+                self.finish(build);
+            }
         }
         report.segments = self.segments.len();
+        report.done = self.build.is_none();
         report
     }
 
-    fn live_points(&self, seg: Segment, index: usize) -> Vec<(u64, QVec)> {
-        let flat = seg.flat;
-        let mut out = Vec::with_capacity(flat.ids.len());
-        for (r, id) in flat.ids.iter().enumerate() {
-            let r = r as u32;
-            if self.loc.get(id) == Some(&Loc::Sealed(index, r)) {
-                out.push((*id, flat.qvec(r)));
+    /// The build due next, with its rows: a merge of the two newest segments, else a seal.
+    fn next_build(&mut self, force: bool) -> Option<Build> {
+        let n = self.segments.len();
+        if self.mergeable() {
+            let rows = self.segments[n - 2].flat.ids.len() + self.segments[n - 1].flat.ids.len();
+            let mut flat = Flat::with_capacity(self.dim, rows);
+            let mut from = Vec::with_capacity(rows);
+            for index in [n - 2, n - 1] {
+                let seg = &self.segments[index].flat;
+                for (r, id) in seg.ids.iter().enumerate() {
+                    let here = Loc::Sealed(index, r as u32);
+                    if self.loc.get(id) == Some(&here) {
+                        flat.push(*id, seg.scales[r], seg.row(r as u32));
+                        from.push(here);
+                    }
+                }
             }
+            return Some(Build { flat, graph: Graph::new(), from });
         }
-        out
+        if self.delta.is_empty() || (!force && self.delta.len() < self.config.seal_at) {
+            return None;
+        }
+        let delta = std::mem::take(&mut self.delta);
+        let mut flat = Flat::with_capacity(self.dim, delta.len());
+        for (r, (id, q)) in delta.into_iter().enumerate() {
+            self.loc.insert(id, Loc::Building(r as u32));
+            flat.push(id, q.scale, &q.data);
+        }
+        Some(Build { flat, graph: Graph::new(), from: Vec::new() })
     }
 
-    fn push_segment(&mut self, points: Vec<(u64, QVec)>) {
-        let index = self.segments.len();
-        let mut flat = Flat {
-            dim: self.dim,
-            ids: Vec::with_capacity(points.len()),
-            scales: Vec::with_capacity(points.len()),
-            data: Vec::with_capacity(points.len() * self.dim),
-        };
-        for (r, (id, q)) in points.into_iter().enumerate() {
-            self.loc.insert(id, Loc::Sealed(index, r as u32));
-            flat.ids.push(id);
-            flat.scales.push(q.scale);
-            flat.data.extend_from_slice(&q.data);
+    /// Turns a finished build into a segment: a seal is appended; a merge replaces its two
+    /// sources (the newest two segments: nothing else is sealed while a merge runs).
+    fn finish(&mut self, build: Build) {
+        if !build.from.is_empty() {
+            self.segments.truncate(self.segments.len() - 2);
         }
-        let flat = Arc::new(flat);
-        let rows = flat.ids.len() as u32;
-        let nodes: Vec<Node> = (0..rows).map(|r| Node::Row(flat.clone(), r)).collect();
-        let map = Builder::default()
-            .ef_construction(self.config.ef_construction)
-            .ef_search(self.config.ef_search)
-            .seed(self.config.seed)
-            .build(nodes, (0..rows).collect());
+        if build.flat.ids.is_empty() {
+            return; // every row was removed meanwhile
+        }
+        let index = self.segments.len();
+        for (r, id) in build.flat.ids.iter().enumerate() {
+            let was = build.from.get(r).copied().unwrap_or(Loc::Building(r as u32));
+            if let Some(loc) = self.loc.get_mut(id).filter(|l| **l == was) {
+                *loc = Loc::Sealed(index, r as u32);
+            }
+        }
         let serial = self.next_serial;
         self.next_serial += 1;
-        self.segments.push(Segment { serial, flat, map });
+        self.segments.push(Segment { serial, flat: build.flat, graph: build.graph });
     }
 
     /// The serial numbers of the sealed segments, in search order.
@@ -321,19 +385,24 @@ impl VectorIndex {
     }
 
     /// The `k` nearest live vectors to the unit vector `query` among ids `keep` accepts, as
-    /// (id, cosine), best first. The delta is scanned exactly; each segment returns its
-    /// `ef_search` graph neighbours, filtered afterwards.
+    /// (id, cosine), best first. The delta (and a seal in progress) is scanned exactly; each
+    /// segment returns its `ef_search` graph neighbours, filtered afterwards.
     pub fn search(&self, query: &[f32], k: usize, keep: impl Fn(u64) -> bool) -> Vec<(u64, f32)> {
         let mut hits = self.scan_delta(query, &keep);
         if !self.segments.is_empty() {
-            let q = Node::Query(Arc::new(QVec::new(query)));
-            let mut search = self.search.borrow_mut();
+            let q = QVec::new(query);
+            let mut visited = self.visited.borrow_mut();
             for (index, seg) in self.segments.iter().enumerate() {
-                for item in seg.map.search(&q, &mut search) {
-                    let r = *item.value;
-                    let id = seg.flat.ids[r as usize];
-                    if self.loc.get(&id) == Some(&Loc::Sealed(index, r)) && keep(id) {
-                        hits.push((id, seg.flat.dot_f32(r, query)));
+                let flat = &seg.flat;
+                let near = seg.graph.search(
+                    self.config.ef_search,
+                    &mut |r| flat.distance_to(r, &q),
+                    &mut visited,
+                );
+                for n in near {
+                    let id = flat.ids[n.row as usize];
+                    if self.loc.get(&id) == Some(&Loc::Sealed(index, n.row)) && keep(id) {
+                        hits.push((id, flat.dot_f32(n.row, query)));
                     }
                 }
             }
@@ -356,21 +425,43 @@ impl VectorIndex {
         top_k(hits, k)
     }
 
-    /// Exact cosines of the delta's vectors that `keep` accepts.
+    /// Exact cosines of the delta's vectors, and of a seal in progress, that `keep` accepts.
     fn scan_delta(&self, query: &[f32], keep: &impl Fn(u64) -> bool) -> Vec<(u64, f32)> {
-        self.delta
+        let mut hits: Vec<(u64, f32)> = self
+            .delta
             .iter()
             .filter(|(id, _)| keep(*id))
             .map(|(id, v)| (*id, v.dot_f32(query)))
-            .collect()
+            .collect();
+        if let Some(b) = self.build.as_ref().filter(|b| b.from.is_empty()) {
+            for (r, id) in b.flat.ids.iter().enumerate() {
+                let r = r as u32;
+                if self.loc.get(id) == Some(&Loc::Building(r)) && keep(*id) {
+                    hits.push((*id, b.flat.dot_f32(r, query)));
+                }
+            }
+        }
+        hits
+    }
+
+    /// The rows a snapshot must store outside the segments: the delta's and a seal's in
+    /// progress, as (id, scale, row).
+    pub(super) fn unsealed(&self) -> impl Iterator<Item = (u64, f32, &[i8])> + '_ {
+        let delta = self.delta.iter().map(|(id, q)| (*id, q.scale, &q.data[..]));
+        let building = self.build.iter().filter(|b| b.from.is_empty()).flat_map(move |b| {
+            b.flat.ids.iter().enumerate().filter_map(move |(r, id)| {
+                let r = r as u32;
+                (self.loc.get(id) == Some(&Loc::Building(r)))
+                    .then(|| (*id, b.flat.scales[r as usize], b.flat.row(r)))
+            })
+        });
+        delta.chain(building)
     }
 
     /// The cosine of one id's vector with `query`, if it is live.
     pub fn score(&self, id: u64, query: &[f32]) -> Option<f32> {
-        match *self.loc.get(&id)? {
-            Loc::Delta(i) => Some(self.delta[i].1.dot_f32(query)),
-            Loc::Sealed(s, r) => Some(self.segments[s].flat.dot_f32(r, query)),
-        }
+        let (scale, row) = self.row(id)?;
+        Some(dot_i8_f32(row, query) * scale)
     }
 
     /// The cosine of two live ids' vectors.
@@ -383,6 +474,10 @@ impl VectorIndex {
     fn row(&self, id: u64) -> Option<(f32, &[i8])> {
         match *self.loc.get(&id)? {
             Loc::Delta(i) => Some((self.delta[i].1.scale, &self.delta[i].1.data)),
+            Loc::Building(r) => {
+                let f = &self.build.as_ref()?.flat;
+                Some((f.scales[r as usize], f.row(r)))
+            }
             Loc::Sealed(s, r) => {
                 let f = &self.segments[s].flat;
                 Some((f.scales[r as usize], f.row(r)))
@@ -390,17 +485,13 @@ impl VectorIndex {
         }
     }
 
-    /// Approximate bytes held: vectors, graph nodes and links, and the id map.
+    /// Approximate bytes held: vectors, graph links, and the id map.
     pub fn memory(&self) -> usize {
         let delta = self.delta.len() * (self.dim + 8 + 8 + 16);
-        // Per sealed row: the int8 row, scale, id, the node (24 B), its value, and layer-0's
-        // 2·M = 64 u32 links (upper layers add ~1/M of that).
-        let sealed: usize = self
-            .segments
-            .iter()
-            .map(|s| s.flat.ids.len() * (self.dim + 4 + 8 + 24 + 4 + 264))
-            .sum();
-        delta + sealed + self.loc.capacity() * 32
+        let flat = |f: &Flat| f.ids.len() * (self.dim + 4 + 8);
+        let sealed: usize = self.segments.iter().map(|s| flat(&s.flat) + s.graph.memory()).sum();
+        let build = self.build.as_ref().map_or(0, |b| flat(&b.flat) + b.graph.memory());
+        delta + sealed + build + self.loc.capacity() * 32
     }
 }
 
@@ -446,10 +537,10 @@ pub(crate) mod tests {
         for i in 0..300 {
             idx.insert(i, &unit(i, 32));
             if idx.needs_maintenance() {
-                idx.maintain(false);
+                idx.maintain(false, u64::MAX);
             }
         }
-        idx.maintain(true);
+        idx.maintain(true, u64::MAX);
         assert_eq!(idx.delta_len(), 0);
         assert!(idx.segment_count() <= 4, "{} segments", idx.segment_count());
         idx.insert(1000, &unit(1000, 32));

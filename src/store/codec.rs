@@ -112,6 +112,11 @@ impl Writer {
         self.buf.extend_from_slice(v);
         self
     }
+    /// Appends raw bytes (a fixed-width array whose length the record already gave).
+    pub fn raw(&mut self, v: &[u8]) -> &mut Self {
+        self.buf.extend_from_slice(v);
+        self
+    }
     /// Appends a length-prefixed UTF-8 string.
     pub fn str(&mut self, v: &str) -> &mut Self {
         self.bytes(v.as_bytes())

@@ -59,6 +59,16 @@ test("the Worker example remembers across two workerd instances (Durable Object 
     assert.equal(timeline.length, 3, base);
   }
 
+  // Writes arm the Durable Object's alarm, which runs the index's background step (a snapshot
+  // when due, graph builds) in budgeted slices until it reports done.
+  let step = null;
+  for (let i = 0; i < 100 && !step?.done; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    step = await (await mf.dispatchFetch("http://x/maintain?user=ana")).json();
+  }
+  assert.equal(step?.done, true, JSON.stringify(step));
+  assert.ok(step.calls >= 1 && step.work >= 0, JSON.stringify(step));
+
   // The learning loop in the Durable Object's alarm, a small work budget per alarm.
   const signals = [0, 1, 2, 3, 4, 5].map((i) => ({
     ts: new Date(Date.now() - 3 * 86_400_000 + i * 60_000).toISOString(),

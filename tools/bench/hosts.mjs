@@ -54,7 +54,7 @@ for (const d of ["wasm", "wasm-engine"]) {
       let s = 7;
       const v = () => Float32Array.from({ length: DIM }, () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) - 0.5);
       for (let i = 0; i < n; i++) await mem.remember("bench", { text: `event ${i} about topic ${i % 50} and item ${i * 7}`, createdAt: 1.7e12 + i * 6e7 }, { vector: v() });
-      await mem.maintain({ force: true });
+      await mem.maintain({ force: true, budget: Infinity });
     }, { n, DIM });
     await ctx.close();
   };

@@ -66,7 +66,7 @@ pub fn run(g: &Globals, a: &args::Bench) -> Result<(), String> {
             }
         };
     }
-    engine.maintain(true).map_err(|e| e.to_string())?;
+    engine.maintain(true, None).map_err(|e| e.to_string())?;
     eprintln!("  ingested in {:.2}s (embedding excluded)", t.elapsed().as_secs_f64());
     let t = Instant::now();
     let formulas: Vec<Formula> = a

@@ -18,6 +18,8 @@ pub trait Calls {
     fn signals(&mut self, ns: &str, jsonl: &str) -> Result<String, String>;
     /// `nightly_json`.
     fn nightly(&mut self, ns: &str, now: i64, budget: Option<u64>) -> Result<String, String>;
+    /// `load`, then `maintain_json` (`None`: until nothing is due).
+    fn maintain(&mut self, ns: &str, force: bool, budget: Option<u64>) -> Result<String, String>;
     /// `observe_json`.
     fn observe(&mut self, ns: &str, now: i64) -> Result<String, String>;
     /// `observations_json`.
@@ -61,6 +63,17 @@ pub enum Learn {
     /// of signals, promote rules, evict what rules represent, act on outcomes
     Nightly {
         /// Stop after about this many records read or written; the next run continues
+        #[arg(long, value_name = "N")]
+        budget: Option<u64>,
+    },
+    /// Run the background step for the namespace: write a snapshot when one is due, then
+    /// build its vector graphs (seal recent vectors, merge segments)
+    Maintain {
+        /// Seal recent vectors even when fewer than a segment's worth
+        #[arg(long)]
+        force: bool,
+        /// Stop after about this many work units (distances computed); run it again to
+        /// continue. Without it the step runs until nothing is due
         #[arg(long, value_name = "N")]
         budget: Option<u64>,
     },
@@ -167,6 +180,7 @@ pub fn run(g: &Globals, cmd: &Learn, calls: &mut dyn Calls) -> Result<(), String
             calls.signals(ns, &body).map_err(|e| format!("{}: {e}", file.display()))?
         }
         Learn::Nightly { budget } => calls.nightly(ns, now, *budget)?,
+        Learn::Maintain { force, budget } => calls.maintain(ns, *force, *budget)?,
         Learn::Observe => calls.observe(ns, now)?,
         Learn::Stats => calls.stats(ns, now)?,
         Learn::Context { task, budget, level, system } => {
@@ -220,6 +234,16 @@ pub fn run(g: &Globals, cmd: &Learn, calls: &mut dyn Calls) -> Result<(), String
             "stored {} signals from {}",
             v["ids"].as_array().map_or(0, Vec::len),
             file.display()
+        ),
+        Learn::Maintain { .. } => println!(
+            "sealed {} vectors, {} merges, {} segments, {} snapshots ({} bytes), {} work units{}",
+            v["sealed"],
+            v["merges"],
+            v["segments"],
+            v["snapshots"],
+            v["snapshotBytes"],
+            v["work"],
+            if v["done"].as_bool() == Some(true) { "" } else { ": run it again to continue" }
         ),
         Learn::Nightly { .. } => {
             if v["done"].as_bool() == Some(true) {

@@ -251,7 +251,7 @@ pub fn ingest(g: &Globals, a: &args::Ingest) -> Result<(), String> {
     }
     // Seals the vectors and, past `snapshot_after` changes, snapshots the namespace so the
     // next command opens it without rebuilding.
-    engine.maintain(false).map_err(err)?;
+    engine.maintain(false, None).map_err(err)?;
     let ns = &g.ns;
     if g.json {
         println!("{}", json!({"ns": ns, "ingested": kept, "discarded": dropped}));
@@ -387,6 +387,10 @@ impl crate::learn::Calls for Store {
     }
     fn signals(&mut self, ns: &str, jsonl: &str) -> Result<String, String> {
         self.signals_jsonl(ns, jsonl).map_err(err)
+    }
+    fn maintain(&mut self, ns: &str, force: bool, budget: Option<u64>) -> Result<String, String> {
+        self.load(ns).map_err(err)?;
+        self.maintain_json(force, budget).map_err(err)
     }
     fn nightly(&mut self, ns: &str, now: i64, budget: Option<u64>) -> Result<String, String> {
         use std::io::IsTerminal;

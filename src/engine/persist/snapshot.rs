@@ -61,8 +61,7 @@ pub(crate) const MAX_EPISODE_PARTS: usize = 256;
 /// than 128 words indexed as its windows, `engine::space::Space::bm25_insert`), and the graph
 /// encoding it embeds (see `index::persist`). A snapshot of another layout is ignored and
 /// rebuilt.
-pub(crate) const LAYOUT: &str =
-    "mnemo-snapshot/3 parts/1 terms/2 windows/1 instant-distance/0.6 postcard/1";
+pub(crate) const LAYOUT: &str = "mnemo-snapshot/4 parts/1 terms/2 windows/1 hnsw/1";
 
 /// One stored part, as the head lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,6 +107,12 @@ impl SnapState {
     /// Dirty markers past which the next snapshot is a full rewrite.
     fn dirty_limit(&self) -> usize {
         (self.watermark / 8).max(256) as usize
+    }
+
+    /// True when a sealed segment of `serials` is not stored yet: a graph built since the
+    /// last snapshot, which a restart would have to build again.
+    pub fn lacks_segment(&self, serials: &[u64]) -> bool {
+        serials.iter().any(|s| !self.parts.iter().any(|p| p.kind == SEGMENT && p.lo == *s))
     }
 
     /// Changes the next snapshot would store: episodes past the watermark, and the dirty

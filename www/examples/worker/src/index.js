@@ -2,10 +2,12 @@
 // consistent, one writer), on Durable Object storage. Vectors come from the host: Workers AI
 // (`env.AI`, bge-small-en-v1.5, 384-d) when bound, or the request's own `vector`.
 //
-// The learning loop runs in the Durable Object's alarm: POST /nightly schedules it, and each
-// alarm spends a bounded work budget (a Worker has a CPU limit, and Date.now() does not
-// advance during CPU work, so the budget counts records, not time), then re-arms itself until
-// the run is done.
+// Background work runs in the Durable Object's alarm, in slices with a bounded work budget (a
+// Worker has a CPU limit per request, and Date.now() does not advance during CPU work, so
+// budgets count work units, not time); the alarm re-arms itself until the work is done:
+// - the index's background step (`maintain`: a snapshot when due, vector graphs built a slice
+//   at a time), armed by every write;
+// - the learning loop (`nightly`), which POST /nightly schedules.
 //
 // In your project: import { Mnemo, DurableObjectStorage } from "mnemo" (the package's
 // `workerd` condition picks the engine-only build, imported statically as workerd requires).
@@ -39,7 +41,7 @@ async function handle(mem, env, request) {
       case "/timeline":
         return json(await mem.timeline(ns));
       case "/maintain":
-        return json(await mem.maintain());
+        return json(await mem.maintain({ budget: body.budget }));
       case "/signals":
         return json(await mem.signals(ns, Array.isArray(body) ? body : [body]));
       case "/observations":
@@ -86,29 +88,48 @@ export class Memory {
   async fetch(request) {
     const url = new URL(request.url);
     const user = url.searchParams.get("user") ?? "default";
+    const storage = this.state.storage;
     if (url.pathname === "/nightly") {
       if (request.method === "POST") {
         // Keys outside mnemo's `u/` prefix are the example's own.
-        await this.state.storage.put("nightly/user", user);
-        await this.state.storage.put("nightly/budget", Number(url.searchParams.get("budget") ?? 5000));
-        await this.state.storage.setAlarm(Date.now());
+        await storage.put("nightly/user", user);
+        await storage.put("nightly/budget", Number(url.searchParams.get("budget") ?? 5000));
+        await storage.setAlarm(Date.now());
         return json({ scheduled: true });
       }
-      return json((await this.state.storage.get("nightly/last")) ?? null);
+      return json((await storage.get("nightly/last")) ?? null);
     }
-    return handle(await this.#memory(), this.env, request);
+    if (url.pathname === "/maintain" && request.method === "GET") {
+      return json((await storage.get("maintain/last")) ?? null);
+    }
+    const mem = await this.#memory();
+    const response = await handle(mem, this.env, request);
+    // A write may make the background step due: arm the alarm unless one is set.
+    if (request.method === "POST" && (await storage.getAlarm()) === null) {
+      await storage.setAlarm(Date.now() + 1000);
+    }
+    return response;
   }
 
-  /** One slice of the nightly job per alarm, re-armed until the run is done. */
+  /** One slice of each background job per alarm, re-armed until both are done. */
   async alarm() {
-    const user = await this.state.storage.get("nightly/user");
-    const budget = await this.state.storage.get("nightly/budget");
-    if (!user) return;
+    const storage = this.state.storage;
     const mem = await this.#memory();
-    const report = await mem.nightly(user, { budget });
-    const alarms = ((await this.state.storage.get("nightly/last"))?.alarms ?? 0) + 1;
-    await this.state.storage.put("nightly/last", { ...report, alarms });
-    if (!report.done) await this.state.storage.setAlarm(Date.now() + 10);
+    // The budget is in work units (distances computed, snapshot bytes / 64): the default,
+    // 2,000,000, is about half a second of CPU.
+    const step = await mem.maintain({ budget: Number(this.env.MAINTAIN_BUDGET ?? 2_000_000) });
+    const calls = ((await storage.get("maintain/last"))?.calls ?? 0) + 1;
+    await storage.put("maintain/last", { ...step, calls });
+    let again = !step.done;
+    const user = await storage.get("nightly/user");
+    if (user) {
+      const report = await mem.nightly(user, { budget: await storage.get("nightly/budget") });
+      const alarms = ((await storage.get("nightly/last"))?.alarms ?? 0) + 1;
+      await storage.put("nightly/last", { ...report, alarms });
+      if (report.done) await storage.delete("nightly/user");
+      else again = true;
+    }
+    if (again) await storage.setAlarm(Date.now() + 10);
   }
 }
 
