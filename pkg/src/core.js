@@ -442,11 +442,11 @@ export class Mnemo {
   }
 
   /**
-   * The background step for the loaded namespaces: a snapshot when one is due, then graph
-   * builds (sealing recent vectors into HNSW, merging segments), spending about `budget` work
-   * units (default: about 0.5 s of work; `Infinity`: until nothing is due). Call it when idle
-   * (a timer, a Durable Object alarm) until the report says `done`: a build continues where
-   * the last call stopped.
+   * The background step for the loaded namespaces: graph builds (sealing recent vectors into
+   * HNSW, merging segments), then a snapshot when one is due, spending about `budget` work
+   * units (default 2,000,000: 0.2–0.3 s of graph building in wasm; `Infinity`: until nothing
+   * is due). Call it when idle (a timer, a Durable Object alarm) until the report says `done`:
+   * a build continues where the last call stopped.
    */
   maintain({ force = false, budget } = {}) {
     return this.#run(null, (e) => parse(e.maintain(force, budget ?? -1)));

@@ -580,9 +580,9 @@ export declare class Mnemo {
   /** The full text behind an id a context listed (`episode:42`, `rule:3`, `fact:KEY`, `observation:7`, `transcript:2`, `working:TASK`). */
   expand(ns: string, id: string): Promise<string>;
   /**
-   * The background step for the loaded namespaces: a snapshot when one is due, then graph
-   * builds, spending about `budget` work units (default about 0.5 s of work; `Infinity`: until
-   * nothing is due). Call again until `done`.
+   * The background step for the loaded namespaces: graph builds, then a snapshot when one is
+   * due, spending about `budget` work units (default 2,000,000: 0.2–0.3 s of graph building
+   * in wasm; `Infinity`: until nothing is due). Call again until `done`.
    */
   maintain(options?: { force?: boolean; budget?: number }): Promise<{ sealed: number; merges: number; segments: number; snapshots: number; snapshotBytes: number; work: number; done: boolean }>;
   forgetNamespace(ns: string): Promise<number>;

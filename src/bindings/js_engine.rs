@@ -355,7 +355,7 @@ impl WasmEngine {
         self.inner.config().scoring.floored_recency(age_days, tier)
     }
 
-    /// The background step (snapshot, graph builds), spending about `budget` work units
+    /// The background step (graph builds, snapshot), spending about `budget` work units
     /// (negative: the default budget; `Infinity`: until nothing is due); returns what it did.
     pub fn maintain(&mut self, force: bool, budget: f64) -> Result<String, JsValue> {
         let budget = if budget == f64::INFINITY {

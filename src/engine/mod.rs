@@ -196,14 +196,15 @@ pub struct Maintenance {
     pub done: bool,
 }
 
-/// Work units a maintenance call spends unless told otherwise (`maintain` in JS, WIT and the
-/// CLI): about 0.5 s of wasm on a laptop core, measured at 100k episodes (BENCHMARKS.md,
-/// "Maintenance under a budget").
+/// Work units a maintenance call spends unless told otherwise (`maintain` in JS and WIT):
+/// 0.2–0.3 s of graph building in wasm at 100k episodes, which leaves room in a 0.5 s slice for
+/// a snapshot (BENCHMARKS.md, "Maintenance under a budget").
 pub const MAINTAIN_BUDGET: u64 = 2_000_000;
 
-/// Snapshot bytes that count as one work unit of [`Engine::maintain`] (writing a snapshot
-/// costs about as much per this many bytes as one distance computation).
-pub const SNAPSHOT_BYTES_PER_UNIT: usize = 64;
+/// Snapshot bytes that count as one work unit of [`Engine::maintain`]: writing this many
+/// costs about as much as one distance computation of a graph build (in wasm at 100k, 83.6 MB
+/// of snapshot took 0.46 s and 2,000,000 distances 0.2–0.3 s).
+pub const SNAPSHOT_BYTES_PER_UNIT: usize = 24;
 
 /// Whether `maintain` writes a snapshot of `space` now: enough changes since the last one, or
 /// a graph built since then that a restart would have to build again.
@@ -579,10 +580,11 @@ impl<S: KvStore> Engine<S> {
     /// First it continues or starts graph builds
     /// ([`VectorIndex::maintain`](crate::index::vectors::VectorIndex::maintain): sealing recent
     /// vectors, merging segments; one unit per distance computed; `force` seals any non-empty
-    /// delta). Then, while budget is left, it writes a snapshot of each namespace with at least
-    /// `Config::snapshot_after` changes since its last one, or with a graph built since, so the
-    /// next cold open reads the indexes instead of rebuilding them
-    /// (`engine::persist::snapshot`). A snapshot is written whole and counts one unit per
+    /// delta). Then, unless the builds took more than half the budget, it writes a snapshot of
+    /// each namespace with at least `Config::snapshot_after` changes since its last one, or
+    /// with a graph built since, so the next cold open reads the indexes instead of rebuilding
+    /// them (`engine::persist::snapshot`). A snapshot is written whole (the one call that may
+    /// run past its budget: a full rewrite's size is the namespace's) and counts one unit per
     /// [`SNAPSHOT_BYTES_PER_UNIT`] bytes; one deferred for want of budget is written by a later
     /// call (the records hold every change meanwhile).
     pub fn maintain(&mut self, force: bool, budget: Option<u64>) -> Result<Maintenance> {
@@ -611,7 +613,8 @@ impl<S: KvStore> Engine<S> {
             if !snapshot_due(space, &self.config) {
                 continue;
             }
-            if total.work >= budget {
+            // Not when the builds took more than half the budget: a snapshot is written whole.
+            if total.work > budget / 2 {
                 total.done = false;
                 continue;
             }

@@ -5,8 +5,8 @@
 // Background work runs in the Durable Object's alarm, in slices with a bounded work budget (a
 // Worker has a CPU limit per request, and Date.now() does not advance during CPU work, so
 // budgets count work units, not time); the alarm re-arms itself until the work is done:
-// - the index's background step (`maintain`: a snapshot when due, vector graphs built a slice
-//   at a time), armed by every write;
+// - the index's background step (`maintain`: vector graphs built a slice at a time, a
+//   snapshot when due), armed by every write;
 // - the learning loop (`nightly`), which POST /nightly schedules.
 //
 // In your project: import { Mnemo, DurableObjectStorage } from "mnemo" (the package's
@@ -115,8 +115,8 @@ export class Memory {
   async alarm() {
     const storage = this.state.storage;
     const mem = await this.#memory();
-    // The budget is in work units (distances computed, snapshot bytes / 64): the default,
-    // 2,000,000, is about half a second of CPU.
+    // The budget is in work units (distances computed, snapshot bytes / 24): the default,
+    // 2,000,000, is 0.2–0.3 s of graph building, leaving room for a snapshot.
     const step = await mem.maintain({ budget: Number(this.env.MAINTAIN_BUDGET ?? 2_000_000) });
     const calls = ((await storage.get("maintain/last"))?.calls ?? 0) + 1;
     await storage.put("maintain/last", { ...step, calls });
