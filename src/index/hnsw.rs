@@ -330,7 +330,9 @@ impl Graph {
     }
 
     /// Reads the byte form of a graph over `rows` rows, refusing one whose links or entry
-    /// point past the rows, or whose entry is not on the highest level.
+    /// point past the rows, whose upper-level links lead to rows below that level, or whose
+    /// entry is not on the highest level: whatever the bytes, searching what it returns
+    /// cannot index out of bounds.
     pub(super) fn decode(r: &mut Reader, rows: usize) -> crate::error::Result<Self> {
         let n = r.u32()? as usize;
         if n != rows {
@@ -361,6 +363,19 @@ impl Graph {
                     links.push(check(r, link)?);
                 }
                 upper.insert(row as u32, links.into_boxed_slice());
+            }
+        }
+        // A link on level l must lead to a row that reaches level l: a search walks that row's
+        // level-l links next.
+        for (&row, links) in &upper {
+            for (slot, &link) in links.iter().enumerate() {
+                let level = (slot / M + 1) as u8;
+                if link != EMPTY && levels[link as usize] < level {
+                    return Err(r.corrupt(format!(
+                        "graph link on level {level} from row {row} to row {link} of level {}",
+                        levels[link as usize]
+                    )));
+                }
             }
         }
         let top = levels.iter().copied().max();
@@ -469,6 +484,24 @@ mod tests {
             }
         }
         assert!(refused > 0 && accepted > 0, "refused {refused}, accepted {accepted}");
+    }
+
+    #[test]
+    fn an_upper_link_to_a_row_below_its_level_is_refused() {
+        let p = points(400, 8);
+        let dist = |a: u32, b: u32| 1.0 - cos(&p[a as usize], &p[b as usize]);
+        let mut g = Graph::new();
+        let mut visited = Visited::default();
+        for r in 0..400 {
+            g.insert(level_of(1, r), 20, &dist, &mut visited);
+        }
+        let high = (0..400u32).find(|&r| g.levels[r as usize] > 0).expect("a row above level 0");
+        let low = (0..400u32).find(|&r| g.levels[r as usize] == 0).expect("a row on level 0");
+        g.upper.get_mut(&high).expect("upper links")[0] = low;
+        let mut w = Writer::new();
+        g.encode(&mut w);
+        let err = Graph::decode(&mut Reader::new(&w.finish(), "t"), 400).unwrap_err();
+        assert!(err.to_string().contains("level 1"), "{err}");
     }
 
     #[test]
