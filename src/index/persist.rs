@@ -166,7 +166,9 @@ fn encode_segment(seg: &Segment, w: &mut Writer) {
 fn decode_segment(r: &mut Reader, dim: usize, s: usize, serial: u64) -> Result<Segment> {
     let rows = r.u32()? as usize;
     let (ids, scales, data) = (r.bytes()?, r.bytes()?, r.bytes()?);
-    if ids.len() != rows * 8 || scales.len() != rows * 4 || data.len() != rows * dim {
+    let size = |per: usize| rows.checked_mul(per);
+    if Some(ids.len()) != size(8) || Some(scales.len()) != size(4) || Some(data.len()) != size(dim)
+    {
         return Err(r.corrupt(format!("segment {s}: sizes disagree with {rows} rows")));
     }
     let flat = Flat {

@@ -162,8 +162,10 @@ pub(super) enum Loc {
 struct Build {
     flat: Flat,
     graph: Graph,
+    /// A merge of the two newest segments (else a seal of the delta, whose rows are `Building`).
+    merge: bool,
     /// For a merge, where each row came from (a row still there when the job ends moves to the
-    /// new segment; any other is a tombstone). Empty for a seal, whose rows are `Building`.
+    /// new segment; any other is a tombstone). Empty for a seal.
     from: Vec<Loc>,
 }
 
@@ -229,11 +231,8 @@ impl VectorIndex {
 
     /// Vectors scanned exactly: the delta and the rows of a seal in progress.
     pub fn delta_len(&self) -> usize {
-        self.delta.len()
-            + self
-                .build
-                .as_ref()
-                .map_or(0, |b| if b.from.is_empty() { b.flat.ids.len() } else { 0 })
+        let sealing = self.build.as_ref().filter(|b| !b.merge).map_or(0, |b| b.flat.ids.len());
+        self.delta.len() + sealing
     }
 
     /// Sealed HNSW segments.
@@ -287,21 +286,19 @@ impl VectorIndex {
     }
 
     /// The background step, spending about `budget` work units (distances computed; the row
-    /// being inserted when the budget runs out is finished). It continues the build in
+    /// being inserted when the budget runs out is finished; at least one row per call). It continues the build in
     /// progress, else merges the two newest segments when the newer is at least half the size
     /// of the older, else seals the delta when it holds at least `seal_at` vectors (any, with
     /// `force`), and goes on until the budget is spent or nothing is due.
     pub fn maintain(&mut self, force: bool, budget: u64) -> MaintainReport {
+        let budget = budget.max(1);
         let mut report = MaintainReport::default();
         let mut visited = Visited::default();
-        loop {
+        while report.work < budget {
             if self.build.is_none() {
                 self.build = self.next_build(force);
             }
             let Some(build) = self.build.as_mut() else { break };
-            if report.work >= budget {
-                break;
-            }
             let Build { flat, graph, .. } = build;
             while graph.len() < flat.ids.len() && report.work < budget {
                 let level = level_of(self.config.seed, graph.len() as u32);
@@ -314,16 +311,16 @@ impl VectorIndex {
             }
             if graph.len() == flat.ids.len() {
                 let build = self.build.take().expect("a build in progress");
-                if build.from.is_empty() {
-                    report.sealed += build.flat.ids.len();
-                } else {
+                if build.merge {
                     report.merges += 1;
+                } else {
+                    report.sealed += build.flat.ids.len();
                 }
                 self.finish(build);
             }
         }
         report.segments = self.segments.len();
-        report.done = self.build.is_none();
+        report.done = !self.has_work(force);
         report
     }
 
@@ -344,7 +341,7 @@ impl VectorIndex {
                     }
                 }
             }
-            return Some(Build { flat, graph: Graph::new(), from });
+            return Some(Build { flat, graph: Graph::new(), merge: true, from });
         }
         if self.delta.is_empty() || (!force && self.delta.len() < self.config.seal_at) {
             return None;
@@ -355,17 +352,17 @@ impl VectorIndex {
             self.loc.insert(id, Loc::Building(r as u32));
             flat.push(id, q.scale, &q.data);
         }
-        Some(Build { flat, graph: Graph::new(), from: Vec::new() })
+        Some(Build { flat, graph: Graph::new(), merge: false, from: Vec::new() })
     }
 
     /// Turns a finished build into a segment: a seal is appended; a merge replaces its two
     /// sources (the newest two segments: nothing else is sealed while a merge runs).
     fn finish(&mut self, build: Build) {
-        if !build.from.is_empty() {
+        if build.merge {
             self.segments.truncate(self.segments.len() - 2);
         }
         if build.flat.ids.is_empty() {
-            return; // every row was removed meanwhile
+            return; // a merge of two segments whose rows were all removed
         }
         let index = self.segments.len();
         for (r, id) in build.flat.ids.iter().enumerate() {
@@ -433,7 +430,7 @@ impl VectorIndex {
             .filter(|(id, _)| keep(*id))
             .map(|(id, v)| (*id, v.dot_f32(query)))
             .collect();
-        if let Some(b) = self.build.as_ref().filter(|b| b.from.is_empty()) {
+        if let Some(b) = self.build.as_ref().filter(|b| !b.merge) {
             for (r, id) in b.flat.ids.iter().enumerate() {
                 let r = r as u32;
                 if self.loc.get(id) == Some(&Loc::Building(r)) && keep(*id) {
@@ -448,7 +445,7 @@ impl VectorIndex {
     /// progress, as (id, scale, row).
     pub(super) fn unsealed(&self) -> impl Iterator<Item = (u64, f32, &[i8])> + '_ {
         let delta = self.delta.iter().map(|(id, q)| (*id, q.scale, &q.data[..]));
-        let building = self.build.iter().filter(|b| b.from.is_empty()).flat_map(move |b| {
+        let building = self.build.iter().filter(|b| !b.merge).flat_map(move |b| {
             b.flat.ids.iter().enumerate().filter_map(move |(r, id)| {
                 let r = r as u32;
                 (self.loc.get(id) == Some(&Loc::Building(r)))
@@ -528,6 +525,29 @@ pub(crate) mod tests {
             assert!((QVec::new(&a).dot_f32(&b) - exact).abs() < 2e-3);
             assert!((QVec::new(&a).dot(&QVec::new(&b)) - exact).abs() < 4e-3);
         }
+    }
+
+    #[test]
+    fn a_merge_of_segments_whose_rows_were_all_removed_ends() {
+        let config = VectorConfig { seal_at: 8, ..VectorConfig::default() };
+        let mut idx = VectorIndex::new(8, config);
+        for i in 0..16 {
+            idx.insert(i, &unit(i, 8));
+            if i == 7 || i == 15 {
+                // Two segments of 8: sealed, and the merge of the two not started yet.
+                assert!(idx.maintain(false, 1).sealed == 0 || idx.segment_count() >= 1);
+                while idx.build.as_ref().is_some_and(|b| !b.merge) {
+                    idx.maintain(false, 1);
+                }
+            }
+        }
+        for i in 0..16 {
+            idx.remove(i);
+        }
+        let report = idx.maintain(false, u64::MAX);
+        assert!(report.done, "{report:?}");
+        assert_eq!((idx.segment_count(), idx.len()), (0, 0));
+        assert!(idx.maintain(true, 0).done, "a zero budget still ends");
     }
 
     #[test]
