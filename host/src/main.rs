@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use args::{Command, Globals};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser};
 use mnemo::store::file::FileStore;
 use mnemo::store::KvStore;
 use mnemo::{BertConfig, BertEmbedder};
@@ -35,7 +35,7 @@ struct Cli {
     #[command(flatten)]
     opts: Opts,
     #[command(subcommand)]
-    command: HostCommand,
+    command: Command,
 }
 
 /// `mnemo`'s options and the host's own, all accepted before or after the command.
@@ -60,14 +60,6 @@ pub struct Opts {
     /// Print the time and peak memory of each start-up phase on stderr
     #[arg(long, global = true)]
     pub timings: bool,
-}
-
-// Parsed once per run: the size of the largest variant does not matter.
-#[allow(clippy::large_enum_variant)]
-#[derive(Subcommand, Debug)]
-enum HostCommand {
-    #[command(flatten)]
-    Mnemo(Command),
 }
 
 pub fn model_dir(opts: &Opts) -> PathBuf {
@@ -194,10 +186,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(opts: &Opts, command: &HostCommand) -> Result<(), String> {
-    let command = match command {
-        HostCommand::Mnemo(c) => c,
-    };
+fn run(opts: &Opts, command: &Command) -> Result<(), String> {
     match command {
         Command::Bench(a) => return bench::run(opts, a),
         Command::Embed(a) => return embed(opts, a),

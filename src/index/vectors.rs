@@ -286,10 +286,11 @@ impl VectorIndex {
     }
 
     /// The background step, spending about `budget` work units (distances computed; the row
-    /// being inserted when the budget runs out is finished; at least one row per call). It continues the build in
-    /// progress, else merges the two newest segments when the newer is at least half the size
-    /// of the older, else seals the delta when it holds at least `seal_at` vectors (any, with
-    /// `force`), and goes on until the budget is spent or nothing is due.
+    /// being inserted when the budget runs out is finished; at least one row per call). It
+    /// continues the build in progress, else merges the two newest segments when the newer is
+    /// at least half the size of the older, else seals the delta when it holds at least
+    /// `seal_at` vectors (any, with `force`), and goes on until the budget is spent or nothing
+    /// is due.
     pub fn maintain(&mut self, force: bool, budget: u64) -> MaintainReport {
         let budget = budget.max(1);
         let mut report = MaintainReport::default();
