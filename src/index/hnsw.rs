@@ -427,16 +427,21 @@ mod tests {
         a.iter().zip(b).map(|(x, y)| x * y).sum()
     }
 
+    /// A graph over the first `n` of `p`, inserted in order.
+    fn built(p: &[Vec<f32>], n: u32, seed: u64, ef: usize) -> (Graph, Visited) {
+        let dist = |a: u32, b: u32| 1.0 - cos(&p[a as usize], &p[b as usize]);
+        let (mut g, mut visited) = (Graph::new(), Visited::default());
+        for r in 0..n {
+            g.insert(level_of(seed, r), ef, &dist, &mut visited);
+        }
+        (g, visited)
+    }
+
     #[test]
     fn finds_the_exact_neighbours_of_most_queries() {
         let (n, dim) = (2000, 16);
         let p = points(n + 50, dim);
-        let dist = |a: u32, b: u32| 1.0 - cos(&p[a as usize], &p[b as usize]);
-        let mut g = Graph::new();
-        let mut visited = Visited::default();
-        for r in 0..n as u32 {
-            g.insert(level_of(7, r), 40, &dist, &mut visited);
-        }
+        let (g, mut visited) = built(&p, n as u32, 7, 40);
         let mut found = 0;
         for q in &p[n..] {
             let mut exact: Vec<Near> = (0..n as u32)
@@ -454,12 +459,7 @@ mod tests {
     #[test]
     fn byte_form_reads_back_and_damage_is_refused_or_harmless() {
         let p = points(300, 8);
-        let dist = |a: u32, b: u32| 1.0 - cos(&p[a as usize], &p[b as usize]);
-        let mut g = Graph::new();
-        let mut visited = Visited::default();
-        for r in 0..300 {
-            g.insert(level_of(1, r), 20, &dist, &mut visited);
-        }
+        let (g, mut visited) = built(&p, 300, 1, 20);
         let mut w = Writer::new();
         g.encode(&mut w);
         let bytes = w.finish();
@@ -489,12 +489,7 @@ mod tests {
     #[test]
     fn an_upper_link_to_a_row_below_its_level_is_refused() {
         let p = points(400, 8);
-        let dist = |a: u32, b: u32| 1.0 - cos(&p[a as usize], &p[b as usize]);
-        let mut g = Graph::new();
-        let mut visited = Visited::default();
-        for r in 0..400 {
-            g.insert(level_of(1, r), 20, &dist, &mut visited);
-        }
+        let (mut g, _) = built(&p, 400, 1, 20);
         let high = (0..400u32).find(|&r| g.levels[r as usize] > 0).expect("a row above level 0");
         let low = (0..400u32).find(|&r| g.levels[r as usize] == 0).expect("a row on level 0");
         g.upper.get_mut(&high).expect("upper links")[0] = low;
