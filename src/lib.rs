@@ -10,6 +10,7 @@ pub use embed::{BertConfig, BertEmbedder};
 pub use embed::{Embedder, Embedding, Polarity, Role};
 pub use engine::{Config, Engine, Query, Recall, Remembered};
 pub use error::{Error, Result};
+#[cfg(feature = "workloads")]
 #[doc(hidden)]
 pub mod bench;
 pub mod bindings;

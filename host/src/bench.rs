@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::time::Instant;
 
-use mnemo::bench::{read_jsonl, Line};
+use crate::jsonl::{read_jsonl, Line};
 use mnemo::embed::passages;
 use mnemo::store::MemoryStore;
 use mnemo::{BertConfig, BertEmbedder, Embedder, Role};

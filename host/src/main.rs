@@ -9,6 +9,8 @@
 #[path = "../../src/bin/mnemo/args.rs"]
 mod args;
 mod bench;
+#[path = "../../src/bin/mnemo/jsonl.rs"]
+mod jsonl;
 #[path = "../../src/bin/mnemo/learn.rs"]
 mod learn;
 #[path = "../../src/bin/mnemo/privacy.rs"]

@@ -162,8 +162,9 @@ const MIB = 1 << 20;
  *
  * Compaction: `compact()` rewrites the log as the live data only (records of at most
  * `recordCap` bytes), so no byte of a deleted or overwritten value stays in it. It also runs
- * after a write once the log holds more than twice the live data plus 1 MiB (the rule of the
- * Rust FileStore), so opening reads at most that much. An automatic compaction that fails does
+ * after a write once the log holds more than twice the live data and at least 1 MiB more than
+ * it (the rule of the Rust FileStore), so opening reads at most twice the live data once that
+ * passes 1 MiB. An automatic compaction that fails does
  * not fail the write (the batch is stored); it is tried again once the log has grown 1 MiB more.
  * Writes and compactions run one at a time, in call order.
  */
@@ -207,7 +208,7 @@ export class BatchLog {
       await this.#mem.write(ops);
       this.#logBytes += record.length;
       const live = this.#mem.bytes + 9 * this.#mem.size; // the live data as put ops
-      if (this.#logBytes > 2 * live + MIB && this.#logBytes > this.#retryAt) {
+      if (this.#logBytes > Math.max(2 * live, live + MIB) && this.#logBytes > this.#retryAt) {
         await this.#compact().catch(() => {
           this.#retryAt = this.#logBytes + MIB;
         });

@@ -10,5 +10,7 @@ pub mod js_engine;
 pub mod js_lazy;
 #[cfg(feature = "js")]
 pub mod js_privacy;
+#[cfg(all(feature = "js", feature = "workloads"))]
+pub mod js_workloads;
 #[cfg(feature = "component")]
 pub mod wit;

@@ -17,7 +17,7 @@
 //! is dropped, which keeps batches atomic. A bad record followed by more data, or a complete
 //! header whose length fails `len_crc` (so a damaged length cannot pass for a torn tail), is
 //! corruption: opening fails with [`Error::Corrupt`] without touching the file. When the log grows
-//! past twice the live data (plus 1 MiB), it is rewritten as one record into `mnemo.log.tmp` and
+//! past twice the live data (and at least 1 MiB past it), it is rewritten as one record into `mnemo.log.tmp` and
 //! renamed over the log; [`KvStore::vacuum`] does the same on demand, so deleted values leave
 //! the file (erasure).
 //!
@@ -322,7 +322,9 @@ impl KvStore for FileStore {
         self.account(batch);
         self.map.write(batch)?;
         self.log_bytes += record.len() as u64;
-        let due = 2 * self.live_bytes() + (1 << 20);
+        // Twice the live data, and at least 1 MiB over it (so a small store is not rewritten on
+        // every write): opening never reads more than twice the live data past 1 MiB of it.
+        let due = (2 * self.live_bytes()).max(self.live_bytes() + (1 << 20));
         if self.auto_compact
             && self.log_bytes > due.max(self.retry_compaction_at)
             && self.compact().is_err()

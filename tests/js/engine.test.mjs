@@ -188,8 +188,8 @@ async function nativeAndWasm(file, test) {
   const target = process.env.CARGO_TARGET_DIR ?? join(import.meta.dirname, "../../target");
   const path = join(target, file);
   assert.ok(existsSync(path), `${path} is missing: run cargo test --test ${test} first (tools/test does)`);
-  const glue = await import("../../pkg/wasm/mnemo.js");
-  glue.initSync({ module: readFileSync(join(import.meta.dirname, "../../pkg/wasm/mnemo_bg.wasm")) });
+  const glue = await import("../../pkg/wasm-workloads/mnemo.js");
+  glue.initSync({ module: readFileSync(join(import.meta.dirname, "../../pkg/wasm-workloads/mnemo_bg.wasm")) });
   return { native: JSON.parse(readFileSync(path, "utf8")), glue };
 }
 

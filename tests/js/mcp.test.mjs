@@ -11,10 +11,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { modelDir, root } from "./model.mjs";
 
-/** The `mnemo` binary: $MNEMO_BIN, else the release or ci build in the cargo target dir. */
+/** The `mnemo` binary: $MNEMO_BIN, else the ci (what tools/test builds) or release build in the cargo target dir. */
 function mnemoBin() {
   const target = process.env.CARGO_TARGET_DIR || join(root, "target");
-  const found = [process.env.MNEMO_BIN, join(target, "release/mnemo"), join(target, "ci/mnemo")]
+  const found = [process.env.MNEMO_BIN, join(target, "ci/mnemo"), join(target, "release/mnemo")]
     .filter(Boolean)
     .find((p) => existsSync(p));
   if (!found) throw new Error("no mnemo binary: cargo build --release --bin mnemo, or set MNEMO_BIN");

@@ -6,8 +6,8 @@ import { join } from "node:path";
 const [root, sizes = "10000,100000", queries = "200"] = process.argv.slice(2);
 for (const n of sizes.split(",").map(Number)) {
   // A fresh instance per size, so one size's memory does not weigh on the next.
-  const g = await import(join(root, "pkg/wasm/mnemo.js") + `?n=${n}`);
-  g.initSync({ module: readFileSync(join(root, "pkg/wasm/mnemo_bg.wasm")) });
+  const g = await import(join(root, "pkg/wasm-workloads/mnemo.js") + `?n=${n}`);
+  g.initSync({ module: readFileSync(join(root, "pkg/wasm-workloads/mnemo_bg.wasm")) });
   const report = JSON.parse(g.benchContext(n, Number(queries), () => performance.now()));
   console.log(JSON.stringify({ ...report, runtime: "wasm (Node)" }));
 }

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
 const [root, days = "30", perDay = "300"] = process.argv.slice(2);
-const glue = await import(join(root, "pkg/wasm/mnemo.js"));
-glue.initSync({ module: readFileSync(join(root, "pkg/wasm/mnemo_bg.wasm")) });
+const glue = await import(join(root, "pkg/wasm-workloads/mnemo.js"));
+glue.initSync({ module: readFileSync(join(root, "pkg/wasm-workloads/mnemo_bg.wasm")) });
 const report = JSON.parse(glue.benchNightly(Number(days), Number(perDay), () => performance.now()));
 console.log(JSON.stringify({ ...report, runtime: "wasm (Node)" }));

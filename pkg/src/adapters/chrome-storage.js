@@ -7,7 +7,7 @@
 // log open, so a second context is refused (LOCKED) or waits (`waitForLock`).
 //
 // Compaction (`compact()`, and automatically once the log holds more than twice the live data
-// plus 1 MiB): the live data is written as new items after the last one, in records of at most
+// and at least 1 MiB more than it): the live data is written as new items after the last one, in records of at most
 // 1 MiB, then a checkpoint marker item, then every older item is removed, so no deleted value
 // stays in the area. A crash at any step leaves a usable log (the scheme is ItemLog's, in
 // ../batchlog.js). Compacting needs room for the live data twice for a moment:

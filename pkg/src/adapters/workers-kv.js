@@ -10,7 +10,7 @@
 // KV's limit of one write per key per second does not bite, since every item is written once.
 //
 // Compaction (`compact()`, and automatically once the log holds more than twice the live data
-// plus 1 MiB): the live data is written as new values after the last one, in records of at most
+// and at least 1 MiB more than it): the live data is written as new values after the last one, in records of at most
 // 4 MiB (KV takes up to 25 MiB), then a checkpoint marker value, then every older value is
 // deleted, so no deleted memory stays in the namespace and opening costs about one read per
 // 4 MiB of live data plus the batches since. A crash at any step leaves a usable log (the scheme

@@ -13,7 +13,7 @@ use mnemo::{Config, Embedder, Engine, Query, Remembered, Role};
 
 use crate::args::{self, Globals};
 use crate::bench_vectors::Embedders;
-use mnemo::bench::read_jsonl;
+use crate::jsonl::read_jsonl;
 
 pub fn run(g: &Globals, a: &args::Bench) -> Result<(), String> {
     let items = read_jsonl(&a.items, "id")?;

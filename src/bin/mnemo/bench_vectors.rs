@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
-use mnemo::bench::Line;
+use crate::jsonl::Line;
 use mnemo::embed::passages::{self, Passage, TextVectors};
 use mnemo::embed::BertEmbedder;
 use mnemo::{Embedder, Role};

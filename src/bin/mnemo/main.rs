@@ -5,6 +5,7 @@ mod args;
 mod bench;
 mod bench_vectors;
 mod demo;
+mod jsonl;
 mod learn;
 mod mcp;
 mod memory;
