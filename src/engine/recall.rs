@@ -8,6 +8,7 @@ use super::space::Space;
 use super::Engine;
 use crate::embed::Role;
 use crate::error::{Error, Result};
+use crate::index::vectors::VectorIndex;
 use crate::record::{Episode, Status};
 use crate::store::{Batch, KvStore, Namespace, Table};
 use crate::time::{parse_query_time, TimeExpr, TimeRef, Window, DAY};
@@ -415,6 +416,8 @@ fn rescore(
 ) -> Result<Vec<Hit>> {
     let idf: Vec<f32> = qterms.iter().map(|t| space.bm25.idf(t)).collect();
     let mass: f32 = idf.iter().sum();
+    let lists = space.bm25.lists(qterms);
+    let mut held = vec![false; qterms.len()];
     let mut near: HashMap<u64, [Option<u64>; 2]> = HashMap::default();
     let mut rows: Vec<(&Hot, Vec<&'static str>, Signals, Option<usize>)> = cands
         .into_iter()
@@ -426,13 +429,8 @@ fn rescore(
                 Some(c) => (c.bm25, c.cosine, c.matched),
                 None => {
                     // A long text is scored by its best window; its coverage is that window's.
-                    let (key, bm25) = space.bm25_best(qterms, id).unwrap_or((id, 0.0));
-                    let matched = qterms
-                        .iter()
-                        .zip(&idf)
-                        .filter(|(t, _)| space.bm25.contains(t, key))
-                        .map(|(_, w)| w)
-                        .sum();
+                    let bm25 = space.bm25_best_lists(&lists, id, &mut held).map_or(0.0, |b| b.1);
+                    let matched = held.iter().zip(&idf).filter(|(h, _)| **h).map(|(_, w)| w).sum();
                     let cosine = space.cosine(id, qv).map_or(0.0, |(c, p)| {
                         passage = p;
                         c
@@ -453,7 +451,7 @@ fn rescore(
             Some((e, c.sources, signals, passage))
         })
         .collect();
-    rows.sort_by_key(|r| r.0.id);
+    sort_moving_once(&mut rows, |a, b| a.0.id.cmp(&b.0.id));
     if let Some(gap) = context_gap {
         let row_of: HashMap<u64, u32> =
             rows.iter().enumerate().map(|(i, r)| (r.0.id, i as u32)).collect();
@@ -489,13 +487,13 @@ fn rescore(
             .then(b.0.created_at.cmp(&a.0.created_at))
             .then(a.0.id.cmp(&b.0.id))
     };
-    scored.sort_by(order);
+    sort_moving_once(&mut scored, order);
     use super::score::Formula;
     if scoring.shadow_cosine < 1.0
         && matches!(scoring.formula, Formula::Balanced | Formula::Weighted)
     {
         shadow(space, scoring, &coverage, &mut scored);
-        scored.sort_by(order);
+        sort_moving_once(&mut scored, order);
     }
     scored.truncate(k);
     scored
@@ -513,6 +511,17 @@ fn rescore(
             Ok(Hit { episode, explanation })
         })
         .collect()
+}
+
+/// Sorts `v` into the order a stable `sort_by(cmp)` gives, moving each element once: the
+/// rows sorted here are large (an explanation each), and a stable sort of them spent more time
+/// copying elements than comparing.
+fn sort_moving_once<T>(v: &mut Vec<T>, mut cmp: impl FnMut(&T, &T) -> std::cmp::Ordering) {
+    let mut order: Vec<u32> = (0..v.len() as u32).collect();
+    order.sort_by(|&a, &b| cmp(&v[a as usize], &v[b as usize]));
+    let mut slots: Vec<Option<T>> = std::mem::take(v).into_iter().map(Some).collect();
+    // `order` is a permutation of the slots: each is taken once.
+    *v = order.into_iter().filter_map(|i| slots[i as usize].take()).collect();
 }
 
 impl<S: KvStore> Engine<S> {
@@ -566,6 +575,7 @@ fn shadow(
     // one does not (an invoice number in an old summary) answers something the newer cannot.
     let matched: Vec<f32> =
         hits[..m].iter().map(|(h, _)| coverage.get(&h.id).copied().unwrap_or(0.0)).collect();
+    let rows: Vec<_> = hits[..m].iter().map(|(h, _)| space.vectors.row_of(h.id)).collect();
     let mut penalised = Vec::new();
     for i in 0..m {
         let (a, ax) = &hits[i];
@@ -576,7 +586,9 @@ fn shadow(
                 && matched[j] >= matched[i]
                 && b.importance >= a.importance
                 && bx.relevance >= 0.8 * ax.relevance
-                && space.vectors.pair(a.id, b.id).is_some_and(|c| c >= scoring.shadow_cosine)
+                && rows[i]
+                    .zip(rows[j])
+                    .is_some_and(|(x, y)| VectorIndex::pair_rows(x, y) >= scoring.shadow_cosine)
         });
         if let Some(j) = newer {
             penalised.push((i, hits[j].0.id));

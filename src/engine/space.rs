@@ -350,18 +350,32 @@ impl Space {
     /// The BM25 key episode `id` scores best under for `qterms`: its own id, or its best
     /// window's (`None` when it is not in BM25), with that score.
     pub fn bm25_best(&self, qterms: &[String], id: u64) -> Option<(u64, f32)> {
+        self.bm25_best_lists(&self.bm25.lists(qterms), id, &mut vec![false; qterms.len()])
+    }
+
+    /// [`Space::bm25_best`] over the query's posting lists ([`Bm25::lists`]); `held[i]` is set
+    /// to whether the best key holds query term `i` (all false when `None`).
+    pub fn bm25_best_lists(
+        &self,
+        lists: &[Option<&[(u64, u32)]>],
+        id: u64,
+        held: &mut [bool],
+    ) -> Option<(u64, f32)> {
         if self.bm25.has(id) {
-            return Some((id, self.bm25.score_terms(qterms, id)));
+            return Some((id, self.bm25.score_lists(lists, id, held)));
         }
+        held.fill(false);
+        let mut window = vec![false; held.len()];
         let mut best: Option<(u64, f32)> = None;
         for p in 0..MAX_BM25_WINDOWS {
             let key = passage_key(id, p);
             if !self.bm25.has(key) {
                 break;
             }
-            let score = self.bm25.score_terms(qterms, key);
+            let score = self.bm25.score_lists(lists, key, &mut window);
             if best.is_none_or(|b| score > b.1) {
                 best = Some((key, score));
+                held.copy_from_slice(&window);
             }
         }
         best

@@ -70,6 +70,13 @@ pub struct Bm25 {
     pub(super) total_len: u64,
 }
 
+/// Inverse document frequency of a term found in `df` of `n` documents:
+/// ln(1 + (n − df + 0.5) / (df + 0.5)).
+fn idf_of(df: usize, n: f32) -> f32 {
+    let df = df as f32;
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
 /// The term frequency of `id` in a posting list.
 fn tf_of(docs: &[(u64, u32)], id: u64) -> Option<u32> {
     docs.binary_search_by_key(&id, |p| p.0).ok().map(|i| docs[i].1)
@@ -177,9 +184,40 @@ impl Bm25 {
     /// (idf, score) of a term with frequency `tf` in a document of length `dl`, found in `df`
     /// of `n` documents.
     fn term_score(&self, tf: u32, df: usize, dl: f32, n: f32, avgdl: f32) -> (f32, f32) {
-        let idf = (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln();
+        let idf = idf_of(df, n);
+        (idf, self.weigh(idf, tf, dl, avgdl))
+    }
+
+    /// A term's score in a document, from its `idf` (the same arithmetic as [`Bm25::term_score`],
+    /// for callers that compute the idf once per term).
+    fn weigh(&self, idf: f32, tf: u32, dl: f32, avgdl: f32) -> f32 {
         let tf = tf as f32;
-        (idf, idf * tf * (self.k1 + 1.0) / (tf + self.k1 * (1.0 - self.b + self.b * dl / avgdl)))
+        idf * tf * (self.k1 + 1.0) / (tf + self.k1 * (1.0 - self.b + self.b * dl / avgdl))
+    }
+
+    /// Each query term's posting list (`None`: no document holds it), looked up once, so
+    /// scoring many documents for one query hashes no term again ([`Bm25::score_lists`]).
+    pub fn lists<'a>(&'a self, query_terms: &[String]) -> Vec<Option<&'a [(u64, u32)]>> {
+        query_terms.iter().map(|t| self.postings.get(t).map(Vec::as_slice)).collect()
+    }
+
+    /// [`Bm25::score_terms`] over the query's [`Bm25::lists`]; `held[i]` is set to whether the
+    /// document holds query term `i` (`held` has one entry per list).
+    pub fn score_lists(&self, lists: &[Option<&[(u64, u32)]>], id: u64, held: &mut [bool]) -> f32 {
+        held.fill(false);
+        let Some(&dl) = self.doc_len.get(&id) else { return 0.0 };
+        let n = self.doc_len.len() as f32;
+        let avgdl = self.total_len as f32 / n;
+        lists
+            .iter()
+            .zip(held.iter_mut())
+            .filter_map(|(docs, held)| {
+                let docs = (*docs)?;
+                let tf = tf_of(docs, id)?;
+                *held = true;
+                Some(self.term_score(tf, docs.len(), dl as f32, n, avgdl).1)
+            })
+            .sum()
     }
 
     /// Scores `text`, a document that is not in the index (a cold record), against
@@ -209,9 +247,7 @@ impl Bm25 {
 
     /// A term's inverse document frequency (a term in no document gets the highest).
     pub fn idf(&self, term: &str) -> f32 {
-        let n = self.doc_len.len() as f32;
-        let df = self.postings.get(term).map_or(0, Vec::len) as f32;
-        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        idf_of(self.postings.get(term).map_or(0, Vec::len), self.doc_len.len() as f32)
     }
 
     /// True when document `id` holds `term`.
@@ -226,17 +262,7 @@ impl Bm25 {
 
     /// The BM25 score alone (0 when unindexed), query already split by [`query_terms`].
     pub fn score_terms(&self, query_terms: &[String], id: u64) -> f32 {
-        let Some(&dl) = self.doc_len.get(&id) else { return 0.0 };
-        let n = self.doc_len.len() as f32;
-        let avgdl = self.total_len as f32 / n;
-        query_terms
-            .iter()
-            .filter_map(|t| {
-                let docs = self.postings.get(t)?;
-                let tf = tf_of(docs, id)?;
-                Some(self.term_score(tf, docs.len(), dl as f32, n, avgdl).1)
-            })
-            .sum()
+        self.score_lists(&self.lists(query_terms), id, &mut vec![false; query_terms.len()])
     }
 
     /// [`Bm25::explain`] with the query already split by [`query_terms`].
@@ -276,12 +302,16 @@ impl Bm25 {
             return Vec::new();
         }
         let avgdl = self.total_len as f32 / n;
-        let mut scores: HashMap<u64, f32> = HashMap::default();
-        for term in query_terms {
-            let Some(docs) = self.postings.get(term) else { continue };
+        let lists = self.lists(query_terms);
+        // Sized once: at most every posting, at most every document.
+        let most = lists.iter().flatten().map(|d| d.len()).sum::<usize>().min(self.doc_len.len());
+        let mut scores: HashMap<u64, f32> =
+            HashMap::with_capacity_and_hasher(most, Default::default());
+        for docs in lists.into_iter().flatten() {
+            let idf = idf_of(docs.len(), n);
             for &(id, tf) in docs {
                 let dl = self.doc_len[&id] as f32;
-                *scores.entry(id).or_default() += self.term_score(tf, docs.len(), dl, n, avgdl).1;
+                *scores.entry(id).or_default() += self.weigh(idf, tf, dl, avgdl);
             }
         }
         let mut ranked: Vec<(u64, f32)> = scores.into_iter().collect();

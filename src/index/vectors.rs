@@ -464,9 +464,18 @@ impl VectorIndex {
 
     /// The cosine of two live ids' vectors.
     pub fn pair(&self, a: u64, b: u64) -> Option<f32> {
-        let (sa, ra) = self.row(a)?;
-        let (sb, rb) = self.row(b)?;
-        Some(dot_i8(ra, rb) as f32 * sa * sb)
+        Some(Self::pair_rows(self.row(a)?, self.row(b)?))
+    }
+
+    /// A live id's int8 row and its scale, for comparing many pairs ([`VectorIndex::pair_rows`])
+    /// without looking each id up again.
+    pub fn row_of(&self, id: u64) -> Option<(f32, &[i8])> {
+        self.row(id)
+    }
+
+    /// The cosine of two rows from [`VectorIndex::row_of`] (what [`VectorIndex::pair`] gives).
+    pub fn pair_rows((sa, ra): (f32, &[i8]), (sb, rb): (f32, &[i8])) -> f32 {
+        dot_i8(ra, rb) as f32 * sa * sb
     }
 
     fn row(&self, id: u64) -> Option<(f32, &[i8])> {

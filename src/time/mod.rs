@@ -391,11 +391,14 @@ pub fn parse_query_time(query: &str, now: i64) -> Option<TimeExpr> {
     for i in 0..w.len() {
         let mut best: Option<(usize, char, i64)> = None;
         for (phrase, unit, off) in RELATIVE {
-            let n = phrase.split(' ').count();
-            if i + n <= w.len()
-                && folded[i..i + n].join(" ") == *phrase
-                && best.is_none_or(|b| n > b.0)
-            {
+            // The phrase's words against the query's from `i` (words hold no spaces), without
+            // building strings: most phrases differ at their first word.
+            let mut n = 0;
+            let same = phrase.split(' ').all(|p| {
+                n += 1;
+                folded.get(i + n - 1) == Some(&p)
+            });
+            if same && best.is_none_or(|b| n > b.0) {
                 best = Some((n, *unit, *off));
             }
         }
