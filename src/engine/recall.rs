@@ -306,32 +306,45 @@ fn context_gap(scoring: &Scoring) -> Option<i64> {
 
 /// The episodes just before and after `h` in time, when created within `gap` ms of it.
 fn neighbours(space: &Space, h: &Hot, gap: i64) -> [Option<u64>; 2] {
+    [neighbour(space, h, gap, Side::Before), neighbour(space, h, gap, Side::After)]
+}
+
+#[derive(Clone, Copy)]
+enum Side {
+    Before = 0,
+    After = 1,
+}
+
+/// The first conversation turn on `side` of `h` in (time, id) order, created within `gap` ms
+/// of it. Turns between them that are not conversation turns (summaries) are passed over.
+///
+/// The relation is symmetric: when B is the turn after A, A is the turn before B (the
+/// summaries between them are within `gap` of both), which saves looking up one side of a
+/// neighbour that joined a recall as another candidate's context.
+fn neighbour(space: &Space, h: &Hot, gap: i64, side: Side) -> Option<u64> {
     use std::ops::Bound::{Excluded, Unbounded};
     // Summaries are not turns of a conversation: they have no neighbours and are none.
     if h.tier > 0 {
-        return [None, None];
+        return None;
     }
     let key = (h.created_at, h.id);
     let near = |&&(t, _): &&(i64, u64)| (t - h.created_at).abs() <= gap;
     let raw = |&&(_, id): &&(i64, u64)| space.episodes.hot(id).is_some_and(|x| x.tier == 0);
-    [
-        space
-            .by_time
-            .range((Unbounded, Excluded(key)))
-            .rev()
-            .take_while(near)
-            .find(raw)
-            .map(|p| p.1),
-        space.by_time.range((Excluded(key), Unbounded)).take_while(near).find(raw).map(|p| p.1),
-    ]
+    match side {
+        Side::Before => {
+            space.by_time.range((Unbounded, Excluded(key))).rev().take_while(near).find(raw)
+        }
+        Side::After => space.by_time.range((Excluded(key), Unbounded)).take_while(near).find(raw),
+    }
+    .map(|p| p.1)
 }
 
-/// One candidate of a recall: which retrievers proposed it, and its neighbours in time when
-/// they were looked up while gathering candidates.
+/// One candidate of a recall: which retrievers proposed it, and its neighbours in time as far
+/// as they are known while gathering candidates (`None`: not looked up; `Some(None)`: none).
 #[derive(Default)]
 struct Candidate {
     sources: Vec<&'static str>,
-    near: Option<[Option<u64>; 2]>,
+    near: [Option<Option<u64>>; 2],
 }
 
 fn candidates(
@@ -391,12 +404,19 @@ fn candidates(
         for id in found {
             let Some(h) = space.episodes.hot(id) else { continue };
             let near = neighbours(space, h, gap);
-            for n in near.into_iter().flatten() {
+            for (side, n) in [(Side::After, near[0]), (Side::Before, near[1])] {
+                // `n` is before `id`, so `id` is after `n` (and the other way round).
+                let Some(n) = n else { continue };
                 if !out.contains_key(&n) && keep(n) {
-                    out.insert(n, Candidate { sources: vec!["context"], near: None });
+                    out.insert(n, Candidate { sources: vec!["context"], near: [None, None] });
+                }
+                if let Some(c) = out.get_mut(&n).filter(|c| c.sources == ["context"]) {
+                    c.near[side as usize] = Some(Some(id));
                 }
             }
-            out.get_mut(&id).expect("found above").near = Some(near);
+            if let Some(c) = out.get_mut(&id) {
+                c.near = near.map(Some);
+            }
         }
     }
     out
@@ -418,12 +438,12 @@ fn rescore(
     let mass: f32 = idf.iter().sum();
     let lists = space.bm25.lists(qterms);
     let mut held = vec![false; qterms.len()];
-    let mut near: HashMap<u64, [Option<u64>; 2]> = HashMap::default();
+    let mut near: HashMap<u64, [Option<Option<u64>>; 2]> = HashMap::default();
     let mut rows: Vec<(&Hot, Vec<&'static str>, Signals, Option<usize>)> = cands
         .into_iter()
         .filter_map(|(id, c)| {
             let e = space.episodes.hot(id)?;
-            near.extend(c.near.map(|n| (id, n)));
+            near.insert(id, c.near);
             let mut passage = None;
             let (bm25, cosine, matched) = match cold.get(&id) {
                 Some(c) => (c.bm25, c.cosine, c.matched),
@@ -456,8 +476,10 @@ fn rescore(
         let row_of: HashMap<u64, u32> =
             rows.iter().enumerate().map(|(i, r)| (r.0.id, i as u32)).collect();
         for r in rows.iter_mut() {
-            let [before, after] =
-                near.get(&r.0.id).copied().unwrap_or_else(|| neighbours(space, r.0, gap));
+            let known = near.get(&r.0.id).copied().unwrap_or_default();
+            let [before, after] = [Side::Before, Side::After].map(|side| {
+                known[side as usize].unwrap_or_else(|| neighbour(space, r.0, gap, side))
+            });
             r.2.neighbours = [
                 before.and_then(|n| row_of.get(&n).copied()),
                 after.and_then(|n| row_of.get(&n).copied()),
