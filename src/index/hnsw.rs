@@ -349,10 +349,16 @@ impl Graph {
             }
             Ok(link)
         };
-        let mut zero = Vec::with_capacity(rows.min(r.remaining() / 4 / M0 + 1) * M0);
-        for _ in 0..rows * M0 {
-            let link = r.u32()?;
-            zero.push(check(r, link)?);
+        let zero_bytes = rows
+            .checked_mul(M0 * 4)
+            .ok_or_else(|| r.corrupt(format!("graph of {rows} rows")))
+            .and_then(|n| r.take_bytes(n))?;
+        let zero: Vec<u32> = zero_bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        if let Some(&link) = zero.iter().find(|&&l| l != EMPTY && l as usize >= rows) {
+            check(r, link)?;
         }
         let mut upper = HashMap::default();
         for (row, &level) in levels.iter().enumerate() {

@@ -165,6 +165,7 @@ impl<'a> Reader<'a> {
         Error::Corrupt { what: self.what.to_string(), detail }
     }
 
+    #[inline]
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if self.rest.len() < n {
             return Err(Error::Corrupt {
@@ -181,14 +182,34 @@ impl<'a> Reader<'a> {
         Ok(self.take(N)?.try_into().expect("N bytes"))
     }
     /// Reads a LEB128 unsigned integer (7 bits per byte, low first; at most 10 bytes).
+    #[inline]
     pub fn var(&mut self) -> Result<u64> {
-        let mut v = 0u64;
-        for shift in (0..70).step_by(7) {
-            let b = self.u8()?;
-            v |= u64::from(b & 0x7f).checked_shl(shift).unwrap_or(0);
+        // Snapshots hold millions of these (postings, lengths): one-byte values (most of them)
+        // are answered here, inlined where they are read.
+        if let Some((&b, tail)) = self.rest.split_first() {
             if b < 0x80 {
+                self.rest = tail;
+                return Ok(u64::from(b));
+            }
+        }
+        self.var_long()
+    }
+
+    /// [`Reader::var`] past its first byte's fast path: one pass over at most 10 bytes.
+    #[cold]
+    fn var_long(&mut self) -> Result<u64> {
+        let rest = self.rest;
+        let mut v = 0u64;
+        for (i, &b) in rest.iter().take(10).enumerate() {
+            v |= u64::from(b & 0x7f).checked_shl(7 * i as u32).unwrap_or(0);
+            if b < 0x80 {
+                self.rest = &rest[i + 1..];
                 return Ok(v);
             }
+        }
+        if rest.len() < 10 {
+            self.rest = &[];
+            return Err(self.corrupt("payload ends inside a varint".into()));
         }
         Err(self.corrupt("varint longer than 10 bytes".into()))
     }
