@@ -289,7 +289,7 @@ fn anchor_window(space: &Space, event: &str, before: bool, now: i64) -> Option<W
     let terms = crate::index::bm25::query_terms(event);
     let hit = space
         .bm25_search(&terms, 1, |id| space.episodes.hot(id).is_some_and(|e| e.created_at <= now));
-    let at = space.episodes.hot(hit.first()?.id)?.created_at;
+    let at = space.episodes.hot(*hit.first()?)?.created_at;
     Some(if before {
         Window { from: i64::MIN, to: at }
     } else {
@@ -363,8 +363,8 @@ fn candidates(
             && (!whole || matches!(space.episodes.get(id), Ok(Some(e)) if filter.matches(&e)))
     };
     let mut out: HashMap<u64, Candidate> = HashMap::default();
-    for h in space.bm25_search(qterms, n, keep) {
-        out.entry(h.id).or_default().sources.push("bm25");
+    for id in space.bm25_search(qterms, n, keep) {
+        out.entry(id).or_default().sources.push("bm25");
     }
     // A narrow window is scored exactly over its own episodes; otherwise through the index.
     // A window that ends before it starts (a filter and a time expression that do not meet)

@@ -382,24 +382,16 @@ impl Space {
     }
 
     /// The best `n` episodes for `qterms` by BM25 among those `keep` accepts (each episode by
-    /// its best window, once), best first, with their episode ids.
-    pub fn bm25_search(
-        &self,
-        qterms: &[String],
-        n: usize,
-        keep: impl Fn(u64) -> bool,
-    ) -> Vec<crate::index::bm25::Hit> {
-        // `search_terms` asks the filter in score order: an episode's first key is its best
+    /// its best window, once), best first: their episode ids.
+    pub fn bm25_search(&self, qterms: &[String], n: usize, keep: impl Fn(u64) -> bool) -> Vec<u64> {
+        // `search_ids` asks the filter in score order: an episode's first key is its best
         // window, and later ones are turned away so they take no place among the `n`.
         let seen = std::cell::RefCell::new(std::collections::HashSet::new());
-        let mut hits = self.bm25.search_terms(qterms, n, |key| {
+        let keys = self.bm25.search_ids(qterms, n, |key| {
             let id = episode_of(key);
             !seen.borrow().contains(&id) && keep(id) && seen.borrow_mut().insert(id)
         });
-        for h in hits.iter_mut() {
-            h.id = episode_of(h.id);
-        }
-        hits
+        keys.into_iter().map(episode_of).collect()
     }
 
     /// The `n` nearest episodes to `query` through the vector index among those `keep`
@@ -606,10 +598,7 @@ mod tests {
         let (key, score) = space.bm25_best(&needle, id).unwrap();
         assert_eq!(key, passage_key(id, windows - 1));
         assert!(score > 0.0);
-        assert_eq!(
-            space.bm25_search(&needle, 5, |_| true).iter().map(|h| h.id).collect::<Vec<_>>(),
-            [id]
-        );
+        assert_eq!(space.bm25_search(&needle, 5, |_| true), [id]);
         // Rejected: out of BM25, every window; back to raw: in again; erased: gone.
         e.set_status("u", id, Status::Rejected).unwrap();
         assert_eq!(docs(&mut e), 1);

@@ -297,6 +297,17 @@ impl Bm25 {
         k: usize,
         keep: impl Fn(u64) -> bool,
     ) -> Vec<Hit> {
+        let ids = self.search_ids(query_terms, k, keep);
+        ids.into_iter().filter_map(|id| self.explain_terms(query_terms, id)).collect()
+    }
+
+    /// The documents [`Bm25::search_terms`] returns, without their explanations.
+    pub fn search_ids(
+        &self,
+        query_terms: &[String],
+        k: usize,
+        keep: impl Fn(u64) -> bool,
+    ) -> Vec<u64> {
         let n = self.doc_len.len() as f32;
         if n == 0.0 || k == 0 {
             return Vec::new();
@@ -332,7 +343,7 @@ impl Bm25 {
                     break;
                 }
                 if keep(id) {
-                    out.extend(self.explain_terms(query_terms, id));
+                    out.push(id);
                 }
             }
             start = end;
