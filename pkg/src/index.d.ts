@@ -618,7 +618,7 @@ export declare class Embedder {
   free(): void;
 }
 
-/** Node only. One append-only log file; compacted automatically past 2x the live data + 1 MiB. */
+/** Node only. One append-only log file; compacted automatically past 2x the live data (and 1 MiB more than it). */
 export declare class NodeFileStorage implements Storage {
   /** Rejects with code "CORRUPT" (the file untouched) when the log is damaged before its end. */
   static open(path: string): Promise<NodeFileStorage>;

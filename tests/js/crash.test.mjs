@@ -15,8 +15,8 @@
 //   - Only prefixes of one file generation are crash images. NodeFileStorage replaces the
 //     whole file (tmp + fsync + rename) when it compacts, so a prefix of a compacted file never
 //     exists on disk. Compaction runs automatically once the log holds more than 2x the live
-//     data + 1 MiB, and on every erase. The workload is kept far below the automatic threshold
-//     (the test asserts that the file never shrinks and keeps its inode except at the erase, so
+//     data and at least 1 MiB more than it, and on every erase. The workload is kept far below
+//     the automatic threshold (the test asserts that the file never shrinks and keeps its inode except at the erase, so
 //     raising MNEMO_CRASH_OPS far enough to trigger it fails loudly instead of testing
 //     nonsense: with seed 1, 1200 operations pass and 4000 compact at about operation 1100).
 //     The reference answers come from the live engine, so the check is also that a reopened
