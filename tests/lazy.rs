@@ -52,10 +52,15 @@ struct Host {
 }
 
 impl Host {
+    /// Opens the namespace as the JS package does: lazy tables first, the other tables
+    /// preloaded, the records loading needs fetched, the snapshot handed over part by part.
     fn open(storage: MemoryStore) -> Host {
         let engine = Engine::new(Journaled::new(MemoryStore::new()), config())
             .with_embedder(Box::new(HashEmbedder));
         let mut host = Host { storage, engine, retried: 0 };
+        for prefix in Engine::<MemoryStore>::lazy_prefixes(NS).unwrap() {
+            host.engine.store_mut().make_lazy(prefix);
+        }
         let mut eager = mnemo::store::Batch::new();
         for prefix in Engine::<MemoryStore>::eager_prefixes(NS).unwrap() {
             for (k, v) in host.storage.scan(&prefix, None, usize::MAX).unwrap() {
@@ -63,13 +68,17 @@ impl Host {
             }
         }
         host.engine.store_mut().preload(&eager).unwrap();
-        let needs = host.engine.load_needs(NS).unwrap();
+        let needs = host.run(|e| e.load_needs(NS), false).unwrap();
         host.fetch(needs);
-        host.call(|e| e.load(NS)).unwrap();
-        for prefix in Engine::<MemoryStore>::lazy_prefixes(NS).unwrap() {
-            host.engine.store_mut().make_lazy(prefix);
+        let parts = host.engine.load_parts(NS).unwrap();
+        for prefix in parts {
+            let chunks = host.storage.scan(&prefix, None, usize::MAX).unwrap();
+            let blob: Vec<u8> = chunks.iter().flat_map(|(_, v)| v.iter().copied()).collect();
+            host.engine.load_part(NS, blob, chunks.len() as u32).unwrap();
+            let mirror = host.engine.store().inner();
+            assert!(mirror.scan(&prefix, None, 1).unwrap().is_empty(), "no chunk in the mirror");
         }
-        host.engine.store_mut().settle().unwrap();
+        host.call(|e| e.load(NS)).unwrap();
         host
     }
 
@@ -93,7 +102,17 @@ impl Host {
     /// writes and drop what the mirror held.
     fn call<T>(
         &mut self,
+        f: impl FnMut(&mut Engine<Journaled<MemoryStore>>) -> mnemo::Result<T>,
+    ) -> mnemo::Result<T> {
+        self.run(f, true)
+    }
+
+    /// [`Host::call`]; `settle`: drop what the mirror held once it returns (the package does
+    /// not between the steps of a load).
+    fn run<T>(
+        &mut self,
         mut f: impl FnMut(&mut Engine<Journaled<MemoryStore>>) -> mnemo::Result<T>,
+        settle: bool,
     ) -> mnemo::Result<T> {
         for _ in 0..16 {
             let result = f(&mut self.engine);
@@ -112,7 +131,9 @@ impl Host {
             for b in &writes {
                 self.storage.write(b).unwrap();
             }
-            self.engine.store_mut().settle().unwrap();
+            if settle {
+                self.engine.store_mut().settle().unwrap();
+            }
             return result;
         }
         panic!("still needing records after 16 rounds");
@@ -209,4 +230,44 @@ fn a_host_that_keeps_the_large_tables_in_its_storage_answers_and_writes_as_one_h
         assert_eq!(hits(&got), hits(&want), "{q}");
     }
     assert_eq!(all(&host.storage), all(plain.store()));
+}
+
+#[test]
+fn a_damaged_snapshot_part_handed_over_is_rebuilt_from_every_record() {
+    let mut seed = engine(MemoryStore::new());
+    for i in 0..300 {
+        seed.remember(NS, Episode::new(text(i), T0 + i as i64 * DAY / 4), None).unwrap();
+    }
+    seed.maintain(true, None).unwrap();
+    for i in 300..320 {
+        seed.remember(NS, Episode::new(text(i), T0 + i as i64 * DAY / 4), None).unwrap();
+    }
+    let mut storage = seed.into_store();
+    // One byte of one chunk flipped, as a storage fault would.
+    let chunks = storage.scan(b"", None, usize::MAX).unwrap();
+    let (key, mut value) = chunks
+        .into_iter()
+        .find(|(k, v)| k.windows(2).any(|w| w == b"p/") && v.len() > 100)
+        .expect("a snapshot chunk");
+    value[50] ^= 0x20;
+    let mut batch = mnemo::store::Batch::new();
+    batch.put(key, value);
+    storage.write(&batch).unwrap();
+
+    let mut plain = engine(storage.clone());
+    let mut host = Host::open(storage);
+    let reason = match host.engine.opened(NS) {
+        Some(mnemo::engine::Opened::Rebuilt { reason: Some(r) }) => r.clone(),
+        other => panic!("opened {other:?}"),
+    };
+    assert!(reason.contains("hash"), "{reason}");
+    assert!(host.retried > 0, "the rebuild asked for every record");
+    let now = T0 + 200 * DAY;
+    assert_eq!(host.call(|e| e.timeline(NS, i64::MAX, usize::MAX)).unwrap().len(), 320);
+    for q in ["deploy cache lockfile", "item-51", "item-310"] {
+        let query = Query::new(q, 8);
+        let want = plain.recall(NS, &query, now).unwrap();
+        let got = host.call(|e| e.recall(NS, &query, now)).unwrap();
+        assert_eq!(hits(&got), hits(&want), "{q}");
+    }
 }

@@ -1,8 +1,9 @@
 // The engine for JS hosts: the synchronous wasm core over the host's asynchronous storage.
 //
 // A namespace is read from storage into the engine's in-memory mirror on first use, except its
-// largest tables: episodes, vectors and snapshot chunks stay in storage once the namespace is
-// loaded (the engine keeps what ranking needs of them), and a call that reads there fails
+// largest tables: episodes, vectors and snapshot chunks stay in storage (the engine keeps what
+// ranking needs of them; loading is handed the snapshot one part at a time and only the
+// episodes and vectors newer than it), and a call that reads there fails
 // inside the engine with NEED_RECORDS, is handed what it asked for, and runs again — it has
 // written nothing by then. What a call was handed is dropped when it ends. Every
 // mutation runs in the core, then its write batches are awaited on the storage before the
@@ -179,16 +180,21 @@ export class Mnemo {
 
   async #load(ns) {
     const w = need();
-    for (const prefix of w.WasmEngine.eagerPrefixes(ns)) {
-      const { keys, values } = await this.#range(prefix, null);
-      for (let i = 0; i < keys.length; i += PAGE) {
-        this.#engine.preload(keys.slice(i, i + PAGE), values.slice(i, i + PAGE));
-      }
-    }
+    // Episodes, vectors and the snapshot stay in storage: loading asks for what it reads.
+    this.#engine.makeLazy(ns);
     try {
-      await this.#fetch(this.#engine.loadNeeds(ns));
+      for (const prefix of w.WasmEngine.eagerPrefixes(ns)) {
+        const { keys, values } = await this.#range(prefix, null);
+        for (let i = 0; i < keys.length; i += PAGE) {
+          this.#engine.preload(keys.slice(i, i + PAGE), values.slice(i, i + PAGE));
+        }
+      }
+      await this.#fetch(await this.#complete((e) => e.loadNeeds(ns)));
+      // The snapshot, one part at a time: only that part's bytes are in wasm memory.
+      for (const prefix of this.#engine.loadParts(ns)) {
+        this.#engine.loadPart(ns, (await this.#range(prefix, null)).values);
+      }
       await this.#complete((e) => e.load(ns));
-      this.#engine.makeLazy(ns);
     } catch (e) {
       this.#engine.reset(ns);
       throw e;

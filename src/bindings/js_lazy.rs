@@ -1,6 +1,6 @@
 //! The lazy-table protocol of `engine::lazy` for JS hosts: which tables to preload, which
-//! records loading needs, what a call that failed with `NEED_RECORDS` needs, handing records
-//! over, and dropping them again after each call.
+//! records loading needs, handing the snapshot over part by part, what a call that failed with
+//! `NEED_RECORDS` needs, handing records over, and dropping them again after each call.
 //!
 //! A need is `{key: Uint8Array}` (one record; the host answers `null` when it is absent) or
 //! `{prefix: Uint8Array, after: Uint8Array | null}` (every record under `prefix` after `after`).
@@ -100,7 +100,33 @@ impl WasmEngine {
         store.hold_range(prefix.to_vec(), after.map(|a| a.to_vec()), entries).map_err(js_error)
     }
 
-    /// After loading `ns`: keeps its episodes, vectors and snapshot out of memory from now on.
+    /// The key prefixes of the snapshot parts of `ns` to hand over with `loadPart`, in order
+    /// (Uint8Array[]; empty when there is no snapshot to read).
+    #[wasm_bindgen(js_name = loadParts)]
+    pub fn load_parts(&mut self, ns: &str) -> Result<Array, JsValue> {
+        self.inner.load_parts(ns).map(prefixes_to_js).map_err(js_error)
+    }
+
+    /// Hands over the next snapshot part `loadParts` listed: its chunks (Uint8Array[], every
+    /// value under its prefix in key order). They are copied straight into one buffer, checked
+    /// and decoded; nothing of them is kept in the mirror.
+    #[wasm_bindgen(js_name = loadPart)]
+    pub fn load_part(&mut self, ns: &str, chunks: Array) -> Result<(), JsValue> {
+        let chunks: Vec<Uint8Array> =
+            chunks.iter().map(|c| c.dyn_into::<Uint8Array>()).collect::<Result<_, _>>()?;
+        let len = chunks.iter().map(|c| c.length() as usize).sum();
+        let mut blob = vec![0; len];
+        let mut at = 0;
+        for c in &chunks {
+            let n = c.length() as usize;
+            c.copy_to(&mut blob[at..at + n]);
+            at += n;
+        }
+        let count = u32::try_from(chunks.len()).unwrap_or(u32::MAX);
+        self.inner.load_part(ns, blob, count).map_err(js_error)
+    }
+
+    /// Before loading `ns`: keeps its episodes, vectors and snapshot out of memory from now on.
     #[wasm_bindgen(js_name = makeLazy)]
     pub fn make_lazy(&mut self, ns: &str) -> Result<(), JsValue> {
         for prefix in Engine::<MemoryStore>::lazy_prefixes(ns).map_err(js_error)? {

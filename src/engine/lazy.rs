@@ -5,18 +5,24 @@
 //! a namespace's bytes, and a loaded namespace already holds what ranking needs of them (the
 //! snapshot's arena, int8 rows, BM25), so the mirror does not keep them:
 //!
-//! 1. the host preloads every table but those ([`Engine::eager_prefixes`]);
-//! 2. [`Engine::load_needs`] says which episode and vector records loading reads: those at or
-//!    above the snapshot's watermark, and those of episodes changed since (dirty markers) —
-//!    or all of them when there is no usable snapshot;
-//! 3. the host fetches them, the engine loads the namespace, and the host makes
-//!    [`Engine::lazy_prefixes`] lazy: what is held under them is dropped after each call, and a
-//!    later call that reads there fails with `NEED_RECORDS` until the host has fetched what it
-//!    asked for and run it again.
+//! 1. the host makes [`Engine::lazy_prefixes`] lazy: from now on what is held under them is
+//!    dropped after each call, and a call that reads there fails with `NEED_RECORDS` until the
+//!    host has fetched what it asked for and run it again;
+//! 2. it preloads every other table ([`Engine::eager_prefixes`]);
+//! 3. [`Engine::load_needs`] says which episode and vector records loading reads: those at or
+//!    above the snapshot's watermark, and those of episodes changed since (dirty markers). It
+//!    reads the snapshot's head and markers itself, so it first fails with `NEED_RECORDS` for
+//!    them, like any call;
+//! 4. [`Engine::load_parts`] lists the snapshot's parts, and the host hands them over one at a
+//!    time ([`Engine::load_part`]): each is checked and decoded as it arrives, so the
+//!    snapshot's bytes are never all in memory at once;
+//! 5. the engine loads the namespace ([`Engine::load`]). When the snapshot turned out to be
+//!    unusable, it is rebuilt from every record, which the load asks for (`NEED_RECORDS`).
 
-use super::persist::snapshot;
+use super::persist::meta::decode_meta;
+use super::persist::snapshot::{self, Feed};
 use super::Engine;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::journal::Need;
 use crate::store::{KvStore, Namespace, Table};
 
@@ -25,17 +31,14 @@ const LAZY: [Table; 3] = [Table::Episode, Table::Vector, Table::Snapshot];
 
 impl<S: KvStore> Engine<S> {
     /// Prefixes of namespace `ns` a host preloads whole before [`Engine::load_needs`]: every
-    /// table but episodes and vectors.
+    /// table but episodes, vectors and snapshots.
     pub fn eager_prefixes(ns: &str) -> Result<Vec<Vec<u8>>> {
         let ns = Namespace::new(ns)?;
-        Ok(Table::ALL
-            .iter()
-            .filter(|t| !matches!(t, Table::Episode | Table::Vector))
-            .map(|&t| ns.table_prefix(t))
-            .collect())
+        Ok(Table::ALL.iter().filter(|t| !LAZY.contains(t)).map(|&t| ns.table_prefix(t)).collect())
     }
 
-    /// Prefixes of namespace `ns` a host may keep out of memory once it is loaded.
+    /// Prefixes of namespace `ns` a host keeps out of memory, from before it loads the
+    /// namespace (module docs).
     pub fn lazy_prefixes(ns: &str) -> Result<Vec<Vec<u8>>> {
         let ns = Namespace::new(ns)?;
         Ok(LAZY.iter().map(|&t| ns.table_prefix(t)).collect())
@@ -46,7 +49,11 @@ impl<S: KvStore> Engine<S> {
     pub fn load_needs(&self, ns: &str) -> Result<Vec<Need>> {
         let ns = Namespace::new(ns)?;
         let tables = [Table::Episode, Table::Vector];
-        let Some(watermark) = snapshot::watermark(&self.store, &ns)? else {
+        // Both reads before either error, so a lazy store names both needs in one round.
+        let (watermark, dirty) =
+            (snapshot::watermark(&self.store, &ns), snapshot::dirty_ids(&self.store, &ns));
+        let (watermark, dirty) = (watermark?, dirty?);
+        let Some(watermark) = watermark else {
             return Ok(tables
                 .iter()
                 .map(|&t| Need::Range { prefix: ns.table_prefix(t), after: None })
@@ -59,11 +66,48 @@ impl<S: KvStore> Engine<S> {
                 after: watermark.checked_sub(1).map(|w| ns.key(t, &w.to_be_bytes())),
             })
             .collect();
-        for id in snapshot::dirty_ids(&self.store, &ns)? {
+        for id in dirty {
             for t in tables {
                 needs.push(Need::Key(ns.key(t, &id.to_be_bytes())));
             }
         }
         Ok(needs)
+    }
+
+    /// Starts handing over `ns`'s snapshot (module docs): the key prefixes of its parts, in
+    /// the order [`Engine::load_part`] takes them, each a prefix under which a scan yields the
+    /// part's chunks in order. Empty when there is no snapshot, when its head is unusable
+    /// (the load then says why and rebuilds), or when `ns` is loaded already.
+    pub fn load_parts(&mut self, ns: &str) -> Result<Vec<Vec<u8>>> {
+        let ns = Namespace::new(ns)?;
+        if self.spaces.contains_key(ns.as_str()) {
+            return Ok(Vec::new());
+        }
+        let next_id = match self.store.get(&ns.key(Table::Meta, b"space"))? {
+            Some(meta) => decode_meta(&meta)?.0,
+            None => 1,
+        };
+        let (dim, vectors) = (self.config.dim, self.config.vectors);
+        let Some(feed) = Feed::start(&self.store, &ns, next_id, dim, vectors)? else {
+            self.feeds.remove(ns.as_str());
+            return Ok(Vec::new());
+        };
+        let prefixes = feed.pending().iter().map(|p| Feed::prefix(&ns, p)).collect();
+        self.feeds.insert(ns.as_str().to_string(), feed);
+        Ok(prefixes)
+    }
+
+    /// Hands over the next part [`Engine::load_parts`] listed: the bytes of its `chunks`
+    /// chunks, concatenated in key order. A part that does not check out against the head
+    /// makes the snapshot unusable, which the load reports (it rebuilds from the records);
+    /// nothing is written.
+    pub fn load_part(&mut self, ns: &str, blob: Vec<u8>, chunks: u32) -> Result<()> {
+        let feed = self.feeds.get_mut(ns).ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "no snapshot of namespace {ns:?} is being handed over: call load_parts first"
+            ))
+        })?;
+        feed.add(blob, chunks);
+        Ok(())
     }
 }

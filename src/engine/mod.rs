@@ -68,7 +68,7 @@ use crate::index::vectors::VectorConfig;
 use crate::record::episode::encode_vectors;
 use crate::record::{Episode, Status};
 use crate::store::{Batch, KvStore, Namespace, Table};
-use persist::snapshot;
+use persist::snapshot::{self, Feed};
 use space::Space;
 
 /// Engine settings.
@@ -265,6 +265,9 @@ pub struct Engine<S: KvStore> {
     /// Transcripts contexts point at, by number (`engine::working`).
     references: std::collections::BTreeMap<u64, (String, String)>,
     next_reference: u64,
+    /// Snapshots a host is handing over part by part before it loads their namespace
+    /// (`engine::lazy`).
+    feeds: HashMap<String, Feed>,
 }
 
 impl<S: KvStore> Engine<S> {
@@ -281,6 +284,7 @@ impl<S: KvStore> Engine<S> {
             tasks: HashMap::new(),
             references: Default::default(),
             next_reference: 0,
+            feeds: HashMap::new(),
         }
     }
 
@@ -338,6 +342,7 @@ impl<S: KvStore> Engine<S> {
     /// Drops namespace `ns`'s loaded state; the next use reloads it from the store.
     pub fn unload(&mut self, ns: &str) {
         self.spaces.remove(ns);
+        self.feeds.remove(ns);
     }
 
     /// Gives the store back.
@@ -348,7 +353,19 @@ impl<S: KvStore> Engine<S> {
     fn space(&mut self, ns: &Namespace) -> Result<&mut Space> {
         if !self.spaces.contains_key(ns.as_str()) {
             self.finish_vacuum()?;
-            let space = Space::load(&self.store, ns, &self.config)?;
+            let fed = self.feeds.remove(ns.as_str());
+            let failed = fed.as_ref().and_then(|f| f.failure().map(str::to_string));
+            let space = match Space::load(&self.store, ns, &self.config, fed) {
+                Ok(space) => space,
+                Err(e) => {
+                    // The load runs again once the host has what it needed: a snapshot known
+                    // to be unusable need not be handed over again.
+                    if let Some(reason) = failed {
+                        self.feeds.insert(ns.as_str().to_string(), Feed::failed(reason));
+                    }
+                    return Err(e);
+                }
+            };
             self.spaces.insert(ns.as_str().to_string(), space);
         }
         Ok(self.spaces.get_mut(ns.as_str()).expect("inserted above"))

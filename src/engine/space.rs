@@ -111,7 +111,14 @@ pub(crate) struct Space {
 }
 
 impl Space {
-    pub fn load(store: &impl KvStore, ns: &Namespace, config: &Config) -> Result<Self> {
+    /// Loads namespace `ns` from `store`. `fed` is its snapshot when the host handed it over
+    /// part by part (`engine::lazy`); otherwise the snapshot is read from the store.
+    pub fn load(
+        store: &impl KvStore,
+        ns: &Namespace,
+        config: &Config,
+        fed: Option<snapshot::Feed>,
+    ) -> Result<Self> {
         let mut space = Space {
             exists: false,
             next_id: 1,
@@ -141,7 +148,11 @@ impl Space {
             space.model = model;
         }
         let dirty = snapshot::dirty_ids(store, ns)?;
-        match snapshot::read(store, ns, space.next_id, config.dim, config.vectors)? {
+        let snap = match fed {
+            Some(feed) => Some(feed.finish()),
+            None => snapshot::read(store, ns, space.next_id, config.dim, config.vectors)?,
+        };
+        match snap {
             None => {}
             Some(Err(reason)) => space.opened = Opened::Rebuilt { reason: Some(reason) },
             Some(Ok(snap)) => {

@@ -142,6 +142,16 @@ impl Writer {
     }
 }
 
+/// The bytes of `blob` in `range`, in `blob`'s own allocation: moved to its front, the rest
+/// released. A decoder keeps a large section (a segment's rows, an episodes part's records)
+/// this way instead of copying it out beside the blob.
+pub fn keep_range(mut blob: Vec<u8>, range: std::ops::Range<usize>) -> Vec<u8> {
+    blob.truncate(range.end);
+    blob.drain(..range.start.min(range.end));
+    blob.shrink_to_fit();
+    blob
+}
+
 /// Reads fields back from a payload, in the order they were written.
 #[derive(Debug)]
 pub struct Reader<'a> {
@@ -153,6 +163,12 @@ impl<'a> Reader<'a> {
     /// Reads `payload`; `what` names the record in errors.
     pub fn new(payload: &'a [u8], what: &'a str) -> Self {
         Self { rest: payload, what }
+    }
+
+    /// Where the next field starts, as an offset into the payload of `len` bytes this reader
+    /// was made with.
+    pub fn offset_in(&self, len: usize) -> usize {
+        len - self.rest.len()
     }
 
     /// Bytes not read yet (bounds preallocation by what a corrupt count claims).

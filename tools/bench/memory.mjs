@@ -1,18 +1,21 @@
 // Wasm memory held by a reopened namespace, through the npm package in Node (not a test;
 // prints one JSON line):
-//   node tools/bench/memory.mjs [N]      (N episodes, default 20000)
+//   node tools/bench/memory.mjs [N] [BUILD]   (N episodes, default 20000; BUILD: wasm-engine,
+//                                             the engine-only build hosts with their own
+//                                             vectors use (default), or wasm, the package's
+//                                             build with the embedder)
 // A first process stores N episodes (short synthetic texts with 384-d synthetic host vectors)
 // in a NodeFileStorage and snapshots them (maintain, forced); a second process opens the
 // store, answers one recall, and reports its wasm linear memory (which only grows, so it is
 // the peak) and that divided by N. Needs the package's wasm (tools/build-wasm).
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 const root = resolve(import.meta.dirname, "../..");
 const DIM = 384;
-const [phase, dir, count] = process.argv.slice(2);
+const [phase, dir, count, build] = process.argv.slice(2);
 
 function vectors(seed) {
   let s = seed;
@@ -24,7 +27,13 @@ function vectors(seed) {
 }
 
 if (phase === "fill" || phase === "open") {
-  const { Mnemo, NodeFileStorage, memoryBytes } = await import(join(root, "pkg/src/entry-node.js"));
+  const glue = await import(join(root, `pkg/${build}/mnemo.js`));
+  glue.initSync({ module: readFileSync(join(root, `pkg/${build}/mnemo_bg.wasm`)) });
+  const core = await import(join(root, "pkg/src/core.js"));
+  core.setWasm(glue);
+  const { Mnemo } = core;
+  const { NodeFileStorage } = await import(join(root, "pkg/src/adapters/node-files.js"));
+  const memoryBytes = () => glue.memoryBytes();
   const n = Number(count);
   const mem = await Mnemo.open(await NodeFileStorage.open(join(dir, "mnemo.log")), { vectorModel: "synthetic@1", dim: DIM });
   if (phase === "fill") {
@@ -39,14 +48,15 @@ if (phase === "fill" || phase === "open") {
     const r = await mem.recall("bench", { text: "item about topic 7", k: 10 }, { vector: vectors(99)() });
     const ms = performance.now() - started;
     const bytes = memoryBytes();
-    console.log(JSON.stringify({ n, hits: r.hits.length, open_and_first_recall_ms: Math.round(ms), wasm_memory_mb: +(bytes / 1e6).toFixed(1), bytes_per_episode: Math.round(bytes / n) }));
+    console.log(JSON.stringify({ n, build, hits: r.hits.length, open_and_first_recall_ms: Math.round(ms), wasm_memory_mb: +(bytes / 1e6).toFixed(1), bytes_per_episode: Math.round(bytes / n) }));
   }
 } else {
   const n = Number(process.argv[2] ?? 20000);
+  const build = process.argv[3] ?? "wasm-engine";
   const store = mkdtempSync(join(tmpdir(), "mnemo-memory-"));
   try {
-    execFileSync(process.execPath, [import.meta.filename, "fill", store, String(n)], { stdio: "inherit" });
-    execFileSync(process.execPath, [import.meta.filename, "open", store, String(n)], { stdio: "inherit" });
+    execFileSync(process.execPath, [import.meta.filename, "fill", store, String(n), build], { stdio: "inherit" });
+    execFileSync(process.execPath, [import.meta.filename, "open", store, String(n), build], { stdio: "inherit" });
   } finally {
     rmSync(store, { recursive: true, force: true });
   }

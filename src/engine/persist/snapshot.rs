@@ -46,7 +46,7 @@ use crate::index::bm25::Bm25;
 use crate::index::vectors::{VectorConfig, VectorIndex};
 use crate::index::FastSet;
 use crate::record::episode::{status_code, status_from};
-use crate::store::codec::{open, seal, Reader, Writer};
+use crate::store::codec::{keep_range, open, seal, Reader, Writer};
 use crate::store::scan::{scan_all, scan_pages};
 use crate::store::{Batch, KvStore, Namespace, Table};
 
@@ -387,27 +387,130 @@ pub(crate) fn read(
     dim: usize,
     config: VectorConfig,
 ) -> Result<Option<std::result::Result<Snapshot, String>>> {
-    let (watermark, next_part, parts) = match head(store, ns)? {
-        None => return Ok(None),
-        Some(Err(reason)) => return Ok(Some(Err(reason))),
-        Some(Ok(h)) => h,
-    };
-    if watermark > next_id {
-        return Ok(Some(Err(format!("watermark {watermark} is past the next id {next_id}"))));
+    let Some(mut feed) = Feed::start(store, ns, next_id, dim, config)? else { return Ok(None) };
+    probe(store, ns, feed.pending())?;
+    while let Some(p) = feed.pending().first().cloned() {
+        let (blob, count) = chunks(store, ns, &p)?;
+        feed.add(blob, count);
     }
-    let mut assembler = Assembler::new(watermark, dim, config);
-    for p in &parts {
-        let blob = match part(store, ns, p)? {
-            Ok(blob) => blob,
-            Err(reason) => return Ok(Some(Err(reason))),
-        };
-        if let Err(e) = assembler.add(p, &blob) {
-            return Ok(Some(Err(e.to_string())));
+    Ok(Some(feed.finish()))
+}
+
+/// Asks the store for the first chunk of every part before any is read, so that a store
+/// which keeps them elsewhere (`store::journal`'s lazy prefixes) names them all in one
+/// `NeedRecords` error instead of one per round.
+fn probe(store: &impl KvStore, ns: &Namespace, parts: &[Part]) -> Result<()> {
+    let mut first = None;
+    for p in parts {
+        if let Err(e) = store.scan(&part_prefix(ns, p.id), None, 1) {
+            first.get_or_insert(e);
         }
     }
-    Ok(Some(assembler.finish().map_err(|e| e.to_string()).map(|(episodes, bm25, vectors)| {
-        Snapshot { watermark, parts, next_part, episodes, bm25, vectors }
-    })))
+    first.map_or(Ok(()), Err)
+}
+
+/// A snapshot read part by part, in the head's order: from a store ([`read`]), or handed over
+/// by a host that keeps the parts in its own storage (`engine::lazy`). Only the part being
+/// added is held beside what is decoded.
+pub(crate) struct Feed {
+    watermark: u64,
+    next_part: u64,
+    parts: Vec<Part>,
+    assembler: Assembler,
+    /// Parts added so far.
+    added: usize,
+    /// Why the snapshot is unusable, once that is known.
+    failed: Option<String>,
+}
+
+impl Feed {
+    /// Reads `ns`'s snapshot head: `None` when there is none. A head that is unreadable, of
+    /// another layout or past `next_id` gives a feed that has already failed.
+    pub fn start(
+        store: &impl KvStore,
+        ns: &Namespace,
+        next_id: u64,
+        dim: usize,
+        config: VectorConfig,
+    ) -> Result<Option<Feed>> {
+        let (watermark, next_part, parts, failed) = match head(store, ns)? {
+            None => return Ok(None),
+            Some(Err(reason)) => (0, 0, Vec::new(), Some(reason)),
+            Some(Ok((watermark, next_part, parts))) => {
+                let past = watermark > next_id;
+                let failed =
+                    past.then(|| format!("watermark {watermark} is past the next id {next_id}"));
+                (watermark, next_part, parts, failed)
+            }
+        };
+        let assembler = Assembler::new(watermark, dim, config);
+        Ok(Some(Feed { watermark, next_part, parts, assembler, added: 0, failed }))
+    }
+
+    /// A feed that failed for `reason` (kept while a load that used it runs again).
+    pub fn failed(reason: String) -> Feed {
+        let assembler = Assembler::new(0, 0, VectorConfig::default());
+        Feed {
+            watermark: 0,
+            next_part: 0,
+            parts: Vec::new(),
+            assembler,
+            added: 0,
+            failed: Some(reason),
+        }
+    }
+
+    /// Why the snapshot is unusable, when that is known already.
+    pub fn failure(&self) -> Option<&str> {
+        self.failed.as_deref()
+    }
+
+    /// The parts still to add, in order (none once the snapshot is known to be unusable).
+    pub fn pending(&self) -> &[Part] {
+        if self.failed.is_some() {
+            return &[];
+        }
+        &self.parts[self.added..]
+    }
+
+    /// The key prefix of part `p`'s chunks (`p/<id>`): a scan of it yields them in order.
+    pub fn prefix(ns: &Namespace, p: &Part) -> Vec<u8> {
+        part_prefix(ns, p.id)
+    }
+
+    /// Adds the next pending part from its `chunks` chunks' bytes, concatenated in key order;
+    /// checks them against the head (count, length, hash) and decodes them.
+    pub fn add(&mut self, blob: Vec<u8>, chunks: u32) {
+        let Some(p) = self.pending().first().cloned() else {
+            if self.failed.is_none() {
+                self.failed =
+                    Some(format!("more than the {} parts its head lists", self.parts.len()));
+            }
+            return;
+        };
+        if let Err(reason) = check(&p, &blob, chunks) {
+            self.failed = Some(reason);
+            return;
+        }
+        if let Err(e) = self.assembler.add(&p, blob) {
+            self.failed = Some(e.to_string());
+            return;
+        }
+        self.added += 1;
+    }
+
+    /// The decoded snapshot, or why it is unusable (a part missing counts).
+    pub fn finish(self) -> std::result::Result<Snapshot, String> {
+        if let Some(reason) = self.failed {
+            return Err(reason);
+        }
+        if self.added < self.parts.len() {
+            return Err(format!("{} of its {} parts were read", self.added, self.parts.len()));
+        }
+        let (episodes, bm25, vectors) = self.assembler.finish().map_err(|e| e.to_string())?;
+        let Feed { watermark, next_part, parts, .. } = self;
+        Ok(Snapshot { watermark, parts, next_part, episodes, bm25, vectors })
+    }
 }
 
 /// The head and part bytes of `ns`'s snapshot, checked by length and hash (not decoded).
@@ -423,10 +526,11 @@ pub(crate) fn stored(
     };
     let mut blobs = Vec::with_capacity(parts.len());
     for p in &parts {
-        match part(store, ns, p)? {
-            Ok(blob) => blobs.push(blob),
-            Err(reason) => return Ok(Some(Err(reason))),
+        let (blob, count) = chunks(store, ns, p)?;
+        if let Err(reason) = check(p, &blob, count) {
+            return Ok(Some(Err(reason)));
         }
+        blobs.push(blob);
     }
     Ok(Some(Ok(Stored { watermark, parts, blobs })))
 }
@@ -456,31 +560,32 @@ fn head(store: &impl KvStore, ns: &Namespace) -> Result<Option<std::result::Resu
     }))
 }
 
-/// The bytes of part `p`, checked by chunk count, length and hash.
-fn part(
-    store: &impl KvStore,
-    ns: &Namespace,
-    p: &Part,
-) -> Result<std::result::Result<Vec<u8>, String>> {
+/// The bytes of part `p`'s chunks, concatenated, and how many chunks there were.
+fn chunks(store: &impl KvStore, ns: &Namespace, p: &Part) -> Result<(Vec<u8>, u32)> {
     let mut blob = Vec::with_capacity(usize::try_from(p.len).unwrap_or(0).min(1 << 30));
     let mut count = 0u32;
     // A few chunks a page: the store's copies stay small next to the blob.
     scan_pages(store, &part_prefix(ns, p.id), None, CHUNKS_PER_PAGE, |_, v| {
         blob.extend_from_slice(v);
-        count += 1;
+        count = count.saturating_add(1);
         Ok(())
     })?;
-    if count != p.chunks || blob.len() as u64 != p.len || hash(&blob) != p.hash {
-        return Ok(Err(format!(
+    Ok((blob, count))
+}
+
+/// Checks part `p`'s bytes (from `count` chunks) against its head entry: count, length, hash.
+fn check(p: &Part, blob: &[u8], count: u32) -> std::result::Result<(), String> {
+    if count != p.chunks || blob.len() as u64 != p.len || hash(blob) != p.hash {
+        return Err(format!(
             "part {}: {count} chunks of {} bytes where the head says {} of {}, or the hash \
              differs",
             p.id,
             blob.len(),
             p.chunks,
             p.len
-        )));
+        ));
     }
-    Ok(Ok(blob))
+    Ok(())
 }
 
 /// Decodes the parts of a snapshot (`blobs[i]` holds `parts[i]`).
@@ -494,7 +599,7 @@ pub(crate) fn decode(
 ) -> Result<(Episodes, Bm25, VectorIndex)> {
     let mut assembler = Assembler::new(watermark, dim, config);
     for (p, blob) in parts.iter().zip(blobs) {
-        assembler.add(p, blob)?;
+        assembler.add(p, blob.clone())?;
     }
     assembler.finish()
 }
@@ -527,8 +632,10 @@ impl Assembler {
         }
     }
 
-    fn add(&mut self, p: &Part, blob: &[u8]) -> Result<()> {
-        let mut r = Reader::new(blob, "snapshot part");
+    /// Decodes part `p` from its bytes, whose allocation becomes the episodes' arena (the
+    /// first episodes part) or the segment's rows, so little is held beside what is decoded.
+    fn add(&mut self, p: &Part, blob: Vec<u8>) -> Result<()> {
+        let mut r = Reader::new(&blob, "snapshot part");
         match p.kind {
             EPISODES => {
                 if p.lo != self.covered || p.hi < p.lo || p.hi > self.watermark {
@@ -544,9 +651,15 @@ impl Assembler {
                     Some(b) => b.absorb(part_bm25)?,
                 }
                 self.rows.push(r.bytes()?.to_vec());
-                let range = (p.lo, p.hi);
-                read_episodes(&mut r, range, &mut self.hots, &mut self.spans, &mut self.arena)?;
-                r.end()
+                let (hots, spans) = (&mut self.hots, &mut self.spans);
+                let at = read_episodes(&mut r, blob.len(), (p.lo, p.hi), hots, spans, &self.arena)?;
+                r.end()?;
+                if self.arena.is_empty() {
+                    self.arena = keep_range(blob, at);
+                } else {
+                    self.arena.extend_from_slice(&blob[at]);
+                }
+                Ok(())
             }
             SEGMENT => self.vectors.add_segment(p.lo, blob),
             kind => Err(r.corrupt(format!("part {} of unknown kind {kind}", p.id))),
@@ -571,14 +684,17 @@ impl Assembler {
     }
 }
 
-/// Appends the episodes of one part (ids in `range`) to the arena being assembled.
+/// Reads the episodes of one part (ids in `range`) from `r`, over a part of `len` bytes; their
+/// spans are where their records will sit once appended to `arena`, and the records' place
+/// in the part is returned.
 fn read_episodes(
     r: &mut Reader,
+    len: usize,
     range: (u64, u64),
     hots: &mut Vec<Hot>,
     spans: &mut Vec<(u32, u32)>,
-    arena: &mut Vec<u8>,
-) -> Result<()> {
+    arena: &[u8],
+) -> Result<std::ops::Range<usize>> {
     let n = r.u32()? as usize;
     let base = u32::try_from(arena.len()).map_err(|_| r.corrupt("records past 4 GiB".into()))?;
     let mut end = base;
@@ -607,6 +723,7 @@ fn read_episodes(
         hots.push(hot);
         spans.push((start, end));
     }
+    let at = r.offset_in(len) + 4;
     let records = r.bytes()?;
     if records.len() as u64 != u64::from(end - base) {
         hots.truncate(first);
@@ -617,8 +734,7 @@ fn read_episodes(
             end - base
         )));
     }
-    arena.extend_from_slice(records);
-    Ok(())
+    Ok(at..at + records.len())
 }
 
 #[cfg(test)]
