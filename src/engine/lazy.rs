@@ -92,7 +92,7 @@ impl<S: KvStore> Engine<S> {
             self.feeds.remove(ns.as_str());
             return Ok(Vec::new());
         };
-        let prefixes = feed.pending().iter().map(|p| Feed::prefix(&ns, p)).collect();
+        let prefixes = feed.pending().map(|p| Feed::prefix(&ns, p)).collect();
         self.feeds.insert(ns.as_str().to_string(), feed);
         Ok(prefixes)
     }

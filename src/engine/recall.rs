@@ -436,7 +436,9 @@ fn rescore(
 ) -> Result<Vec<Hit>> {
     let idf: Vec<f32> = qterms.iter().map(|t| space.bm25.idf(t)).collect();
     let mass: f32 = idf.iter().sum();
-    let lists = space.bm25.lists(qterms);
+    // Every candidate is scored against every query term: the lists are decoded once.
+    let decoded = space.bm25.decoded_lists(qterms);
+    let lists: Vec<Option<&Vec<(u64, u32)>>> = decoded.iter().map(Option::as_ref).collect();
     let mut held = vec![false; qterms.len()];
     let mut near: HashMap<u64, [Option<Option<u64>>; 2]> = HashMap::default();
     let mut rows: Vec<(&Hot, Vec<&'static str>, Signals, Option<usize>)> = cands

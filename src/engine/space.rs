@@ -366,9 +366,9 @@ impl Space {
 
     /// [`Space::bm25_best`] over the query's posting lists ([`Bm25::lists`]); `held[i]` is set
     /// to whether the best key holds query term `i` (all false when `None`).
-    pub fn bm25_best_lists(
+    pub fn bm25_best_lists<L: crate::index::bm25::TermDocs>(
         &self,
-        lists: &[Option<&[(u64, u32)]>],
+        lists: &[Option<&L>],
         id: u64,
         held: &mut [bool],
     ) -> Option<(u64, f32)> {

@@ -3,6 +3,7 @@
 //! `score(d, q) = Σ_t idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·|d|/avgdl))`,
 //! `idf(t) = ln(1 + (N − n_t + 0.5)/(n_t + 0.5))` (the Lucene form, never negative).
 
+use super::postings::Postings;
 use super::terms::index_terms as terms;
 use super::FastMap as HashMap;
 
@@ -59,14 +60,43 @@ pub struct Hit {
     pub terms: Vec<TermScore>,
 }
 
+/// A term's documents as scoring reads them: the index's own [`Postings`] (a lookup decodes
+/// a block of at most `postings::SKIP`), or a list decoded once for a query that scores many
+/// documents ([`Bm25::decoded_lists`]; a lookup is then a binary search).
+pub trait TermDocs {
+    /// Documents holding the term.
+    fn df(&self) -> usize;
+    /// The term's frequency in document `id`.
+    fn tf(&self, id: u64) -> Option<u32>;
+}
+
+impl TermDocs for Postings {
+    fn df(&self) -> usize {
+        self.len()
+    }
+    fn tf(&self, id: u64) -> Option<u32> {
+        Postings::tf(self, id)
+    }
+}
+
+impl TermDocs for Vec<(u64, u32)> {
+    fn df(&self) -> usize {
+        self.len()
+    }
+    fn tf(&self, id: u64) -> Option<u32> {
+        self.binary_search_by_key(&id, |p| p.0).ok().map(|i| self[i].1)
+    }
+}
+
 /// An in-memory BM25 index.
 #[derive(Debug, Clone)]
 pub struct Bm25 {
     pub(super) k1: f32,
     pub(super) b: f32,
     pub(super) doc_len: HashMap<u64, u32>,
-    /// Per term, (document, term frequency) sorted by document.
-    pub(super) postings: HashMap<String, Vec<(u64, u32)>>,
+    /// Per term, (document, term frequency) sorted by document, in the byte form of
+    /// [`Postings`].
+    pub(super) postings: HashMap<String, Postings>,
     pub(super) total_len: u64,
 }
 
@@ -75,11 +105,6 @@ pub struct Bm25 {
 fn idf_of(df: usize, n: f32) -> f32 {
     let df = df as f32;
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
-}
-
-/// The term frequency of `id` in a posting list.
-fn tf_of(docs: &[(u64, u32)], id: u64) -> Option<u32> {
-    docs.binary_search_by_key(&id, |p| p.0).ok().map(|i| docs[i].1)
 }
 
 impl Default for Bm25 {
@@ -111,8 +136,11 @@ impl Bm25 {
 
     /// Approximate bytes held (postings, term table, document lengths).
     pub fn memory(&self) -> usize {
-        let postings: usize =
-            self.postings.iter().map(|(t, d)| d.capacity() * 16 + t.capacity() + 56).sum();
+        let postings: usize = self
+            .postings
+            .iter()
+            .map(|(t, d)| d.memory() + t.capacity() + std::mem::size_of::<(String, Postings)>() + 8)
+            .sum();
         postings + self.doc_len.capacity() * 16
     }
 
@@ -128,14 +156,7 @@ impl Bm25 {
             *counts.entry(t).or_default() += 1;
         }
         for (t, tf) in counts {
-            let docs = self.postings.entry(t).or_default();
-            match docs.last() {
-                Some(&(last, _)) if last > id => {
-                    let at = docs.partition_point(|p| p.0 < id);
-                    docs.insert(at, (id, tf));
-                }
-                _ => docs.push((id, tf)),
-            }
+            self.postings.entry(t).or_default().push(id, tf);
         }
     }
 
@@ -150,7 +171,7 @@ impl Bm25 {
         }
         let holds = counts
             .iter()
-            .all(|(t, tf)| self.postings.get(t).and_then(|docs| tf_of(docs, id)) == Some(*tf));
+            .all(|(t, tf)| self.postings.get(t).and_then(|docs| docs.tf(id)) == Some(*tf));
         let words: u32 = counts.iter().filter(|(t, _)| !is_stem(t)).map(|(_, tf)| *tf).sum();
         if !holds || words != len {
             return self.remove(id);
@@ -159,9 +180,7 @@ impl Bm25 {
         self.total_len -= u64::from(len);
         for t in counts.keys() {
             if let Some(docs) = self.postings.get_mut(t) {
-                if let Ok(i) = docs.binary_search_by_key(&id, |p| p.0) {
-                    docs.remove(i);
-                }
+                docs.remove(id);
                 if docs.is_empty() {
                     self.postings.remove(t);
                 }
@@ -174,9 +193,7 @@ impl Bm25 {
         let Some(len) = self.doc_len.remove(&id) else { return };
         self.total_len -= u64::from(len);
         self.postings.retain(|_, docs| {
-            if let Ok(i) = docs.binary_search_by_key(&id, |p| p.0) {
-                docs.remove(i);
-            }
+            docs.remove(id);
             !docs.is_empty()
         });
     }
@@ -197,13 +214,30 @@ impl Bm25 {
 
     /// Each query term's posting list (`None`: no document holds it), looked up once, so
     /// scoring many documents for one query hashes no term again ([`Bm25::score_lists`]).
-    pub fn lists<'a>(&'a self, query_terms: &[String]) -> Vec<Option<&'a [(u64, u32)]>> {
-        query_terms.iter().map(|t| self.postings.get(t).map(Vec::as_slice)).collect()
+    pub fn lists<'a>(&'a self, query_terms: &[String]) -> Vec<Option<&'a Postings>> {
+        query_terms.iter().map(|t| self.postings.get(t)).collect()
+    }
+
+    /// Each query term's posting list decoded (`None`: no document holds it), for a query that
+    /// scores more documents than its lists are long: a lookup in a decoded list is a binary
+    /// search, where one in the index's [`Postings`] decodes a block.
+    pub fn decoded_lists(&self, query_terms: &[String]) -> Vec<Option<Vec<(u64, u32)>>> {
+        let decode = |p: &Postings| {
+            let mut list = Vec::with_capacity(p.len());
+            list.extend(p.iter());
+            list
+        };
+        query_terms.iter().map(|t| self.postings.get(t).map(decode)).collect()
     }
 
     /// [`Bm25::score_terms`] over the query's [`Bm25::lists`]; `held[i]` is set to whether the
     /// document holds query term `i` (`held` has one entry per list).
-    pub fn score_lists(&self, lists: &[Option<&[(u64, u32)]>], id: u64, held: &mut [bool]) -> f32 {
+    pub fn score_lists<L: TermDocs>(
+        &self,
+        lists: &[Option<&L>],
+        id: u64,
+        held: &mut [bool],
+    ) -> f32 {
         held.fill(false);
         let Some(&dl) = self.doc_len.get(&id) else { return 0.0 };
         let n = self.doc_len.len() as f32;
@@ -213,9 +247,9 @@ impl Bm25 {
             .zip(held.iter_mut())
             .filter_map(|(docs, held)| {
                 let docs = (*docs)?;
-                let tf = tf_of(docs, id)?;
+                let tf = docs.tf(id)?;
                 *held = true;
-                Some(self.term_score(tf, docs.len(), dl as f32, n, avgdl).1)
+                Some(self.term_score(tf, docs.df(), dl as f32, n, avgdl).1)
             })
             .sum()
     }
@@ -238,7 +272,7 @@ impl Bm25 {
             let tf = doc.iter().filter(|d| *d == t).count() as u32;
             found.push(tf > 0);
             if tf > 0 {
-                let df = self.postings.get(t).map_or(0, Vec::len);
+                let df = self.postings.get(t).map_or(0, Postings::len);
                 score += self.term_score(tf, df, dl, n, avgdl.max(1.0)).1;
             }
         }
@@ -247,12 +281,12 @@ impl Bm25 {
 
     /// A term's inverse document frequency (a term in no document gets the highest).
     pub fn idf(&self, term: &str) -> f32 {
-        idf_of(self.postings.get(term).map_or(0, Vec::len), self.doc_len.len() as f32)
+        idf_of(self.postings.get(term).map_or(0, Postings::len), self.doc_len.len() as f32)
     }
 
     /// True when document `id` holds `term`.
     pub fn contains(&self, term: &str, id: u64) -> bool {
-        self.postings.get(term).is_some_and(|d| tf_of(d, id).is_some())
+        self.postings.get(term).is_some_and(|d| d.tf(id).is_some())
     }
 
     /// The score of one document for `query`, explained (`None` when it is not indexed).
@@ -273,7 +307,7 @@ impl Bm25 {
         let mut hit = Hit { id, score: 0.0, terms: Vec::new() };
         for term in query_terms {
             let Some(docs) = self.postings.get(term) else { continue };
-            let Some(tf) = tf_of(docs, id) else { continue };
+            let Some(tf) = docs.tf(id) else { continue };
             let (idf, score) = self.term_score(tf, docs.len(), dl, n, avgdl);
             hit.score += score;
             hit.terms.push(TermScore { term: term.clone(), tf, idf, score });
@@ -320,7 +354,7 @@ impl Bm25 {
             HashMap::with_capacity_and_hasher(most, Default::default());
         for docs in lists.into_iter().flatten() {
             let idf = idf_of(docs.len(), n);
-            for &(id, tf) in docs {
+            for (id, tf) in docs.iter() {
                 let dl = self.doc_len[&id] as f32;
                 *scores.entry(id).or_default() += self.weigh(idf, tf, dl, avgdl);
             }
@@ -390,8 +424,13 @@ mod tests {
         a.remove_text(1, "something else entirely");
         b.remove(1);
         assert_eq!((a.doc_len.len(), a.total_len), (b.doc_len.len(), b.total_len));
-        let mut pa: Vec<_> = a.postings.iter().collect();
-        let mut pb: Vec<_> = b.postings.iter().collect();
+        let pairs = |i: &Bm25| {
+            let mut p: Vec<(String, Vec<(u64, u32)>)> =
+                i.postings.iter().map(|(t, d)| (t.clone(), d.iter().collect())).collect();
+            p.sort();
+            p
+        };
+        let (mut pa, mut pb) = (pairs(&a), pairs(&b));
         pa.sort();
         pb.sort();
         assert_eq!(pa, pb);

@@ -3,6 +3,7 @@
 pub mod bm25;
 mod hnsw;
 pub mod persist;
+pub mod postings;
 pub mod stem;
 pub mod stopwords;
 pub mod terms;

@@ -29,6 +29,7 @@
 
 use super::bm25::Bm25;
 use super::hnsw::Graph;
+use super::postings::Postings;
 use super::vectors::{Flat, Loc, QVec, Segment, VectorConfig, VectorIndex};
 use crate::error::{Error, Result};
 use crate::store::codec::{keep_range, Reader, Writer};
@@ -43,7 +44,8 @@ impl Bm25 {
     /// `mask`, lies in `ids` (`[lo, hi)`): what [`Bm25::decode`] reads back is the index those
     /// documents alone would make. Keys above `mask` are a document's extra parts (an
     /// episode's windows, whose keys carry the window in the bits above the id). Each posting
-    /// list is cut by binary search, so a small range costs little in a large index.
+    /// list is entered through its skips ([`Postings::from`]), so a small range costs little
+    /// in a large index.
     pub fn encode_range(&self, w: &mut Writer, (lo, hi): (u64, u64), mask: u64) {
         let within = |key: u64| (lo..hi).contains(&(key & mask));
         let mut docs: Vec<(u64, u32)> =
@@ -57,25 +59,25 @@ impl Bm25 {
             w.var(id - prev).var(u64::from(len));
             prev = id;
         }
-        // Per term: the plain keys in range (one slice), then the extra parts' keys in range.
-        type Cut<'a> = (&'a String, &'a [(u64, u32)], Vec<(u64, u32)>);
-        let mut terms: Vec<Cut> = Vec::new();
+        // Per term: the plain keys in range, then the extra parts' keys in range (all above
+        // `mask`, so the list stays in ascending order).
+        let mut terms: Vec<(&String, Vec<(u64, u32)>)> = Vec::new();
         for (term, list) in &self.postings {
-            let high = list.partition_point(|p| p.0 <= mask);
-            let (plain, extra) = list.split_at(high);
-            let start = plain.partition_point(|p| p.0 < lo);
-            let plain = &plain[start..start.max(plain.partition_point(|p| p.0 < hi))];
-            let parts: Vec<(u64, u32)> = extra.iter().copied().filter(|p| within(p.0)).collect();
-            if !plain.is_empty() || !parts.is_empty() {
-                terms.push((term, plain, parts));
+            let mut cut: Vec<(u64, u32)> =
+                list.from(lo).take_while(|p| p.0 < hi.min(mask.saturating_add(1))).collect();
+            if let Some(high) = mask.checked_add(1) {
+                cut.extend(list.from(high).filter(|p| within(p.0)));
+            }
+            if !cut.is_empty() {
+                terms.push((term, cut));
             }
         }
         terms.sort_unstable_by(|a, b| a.0.cmp(b.0));
         w.u32(terms.len() as u32);
-        for (term, plain, parts) in terms {
-            w.str(term).var((plain.len() + parts.len()) as u64);
+        for (term, cut) in terms {
+            w.str(term).var(cut.len() as u64);
             let mut prev = 0;
-            for &(id, tf) in plain.iter().chain(parts.iter()) {
+            for (id, tf) in cut {
                 w.var(id - prev).var(u64::from(tf));
                 prev = id;
             }
@@ -102,11 +104,25 @@ impl Bm25 {
         self.total_len += other.total_len;
         self.doc_len.extend(other.doc_len);
         for (term, list) in other.postings {
-            let docs = self.postings.entry(term).or_default();
-            let sorted = docs.last().is_none_or(|last| list.first().is_none_or(|f| last.0 < f.0));
-            docs.extend(list);
-            if !sorted {
-                docs.sort_unstable_by_key(|p| p.0);
+            match self.postings.get_mut(&term) {
+                None => {
+                    self.postings.insert(term, list);
+                }
+                Some(docs) => {
+                    // Appended in order when `other` lies above, else merged and re-encoded.
+                    let above = docs
+                        .last()
+                        .is_none_or(|last| list.iter().next().is_none_or(|f| last < f.0));
+                    if above {
+                        for (id, tf) in list.iter() {
+                            docs.push(id, tf);
+                        }
+                    } else {
+                        let mut all: Vec<(u64, u32)> = docs.iter().chain(list.iter()).collect();
+                        all.sort_unstable_by_key(|p| p.0);
+                        *docs = Postings::from_sorted(all);
+                    }
+                }
             }
         }
         Ok(())
@@ -131,17 +147,7 @@ impl Bm25 {
         for _ in 0..terms {
             let term = r.str()?.to_string();
             let n = r.var()? as usize;
-            let mut list = Vec::with_capacity(n.min(r.remaining() / 2));
-            let mut id = 0u64;
-            for i in 0..n {
-                let gap = r.var()?;
-                if gap == 0 && i > 0 {
-                    return Err(r.corrupt(format!("postings of {term:?} repeat an id")));
-                }
-                id = id.checked_add(gap).ok_or_else(|| r.corrupt("posting id overflow".into()))?;
-                let tf = u32::try_from(r.var()?).map_err(|_| r.corrupt("term frequency".into()))?;
-                list.push((id, tf));
-            }
+            let list = Postings::read(r, n, &term)?;
             index.postings.insert(term, list);
         }
         Ok(index)

@@ -171,6 +171,12 @@ impl<'a> Reader<'a> {
         len - self.rest.len()
     }
 
+    /// The bytes not read yet (a caller that copies a field it has just read takes them
+    /// before reading it).
+    pub fn rest(&self) -> &'a [u8] {
+        self.rest
+    }
+
     /// Bytes not read yet (bounds preallocation by what a corrupt count claims).
     pub fn remaining(&self) -> usize {
         self.rest.len()

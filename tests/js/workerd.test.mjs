@@ -105,11 +105,13 @@ test("the Worker example remembers across two workerd instances (Durable Object 
   await mf.dispose();
 });
 
-// A namespace that would not fit an isolate's 128 MB if the package still copied every stored
-// byte into wasm memory before the engine built its own state (as it did until the lazy
-// tables): filled, indexed in budgeted maintain calls, then opened in a new workerd instance.
-// workerd does not enforce the limit locally, so the test asserts the measured wasm memory.
-const LARGE = Number(process.env.MNEMO_LARGE_EPISODES ?? 36_000);
+// A 100,000-episode namespace (384-d host vectors, ~250 MiB stored) that would not fit an
+// isolate's 128 MB if the package still copied every stored byte into wasm memory before the
+// engine built its own state (as it did until the lazy tables): filled, indexed in budgeted
+// maintain calls, then opened in a new workerd instance. workerd does not enforce the limit
+// locally, so the test asserts the measured wasm memory (117.9 MiB when this was written: the
+// test fails if loading a namespace grows past the limit).
+const LARGE = Number(process.env.MNEMO_LARGE_EPISODES ?? 100_000);
 
 test(`a Durable Object opens a ${LARGE.toLocaleString("en")}-episode namespace within 128 MB of wasm memory`, async () => {
   const persist = mkdtempSync(join(tmpdir(), "mnemo-workerd-large-"));
