@@ -72,9 +72,21 @@ impl Host {
         host.fetch(needs);
         let parts = host.engine.load_parts(NS).unwrap();
         for prefix in parts {
-            let chunks = host.storage.scan(&prefix, None, usize::MAX).unwrap();
-            let blob: Vec<u8> = chunks.iter().flat_map(|(_, v)| v.iter().copied()).collect();
-            host.engine.load_part(NS, blob, chunks.len() as u32).unwrap();
+            // A page of three chunks at a time, as the package reads them a page at a time.
+            let mut after: Option<Vec<u8>> = None;
+            loop {
+                let page = host.storage.scan(&prefix, after.as_deref(), 3).unwrap();
+                for (_, chunk) in &page {
+                    if let Some(room) = host.engine.load_chunk(NS, chunk.len()).unwrap() {
+                        room.copy_from_slice(chunk);
+                    }
+                }
+                match page.last() {
+                    Some((k, _)) if page.len() == 3 => after = Some(k.clone()),
+                    _ => break,
+                }
+            }
+            host.engine.load_part_end(NS).unwrap();
             let mirror = host.engine.store().inner();
             assert!(mirror.scan(&prefix, None, 1).unwrap().is_empty(), "no chunk in the mirror");
         }
@@ -232,8 +244,8 @@ fn a_host_that_keeps_the_large_tables_in_its_storage_answers_and_writes_as_one_h
     assert_eq!(all(&host.storage), all(plain.store()));
 }
 
-#[test]
-fn a_damaged_snapshot_part_handed_over_is_rebuilt_from_every_record() {
+/// 300 episodes in a snapshot, then 20 more: the store of the tests of damaged snapshots.
+fn snapshotted_320() -> MemoryStore {
     let mut seed = engine(MemoryStore::new());
     for i in 0..300 {
         seed.remember(NS, Episode::new(text(i), T0 + i as i64 * DAY / 4), None).unwrap();
@@ -242,7 +254,40 @@ fn a_damaged_snapshot_part_handed_over_is_rebuilt_from_every_record() {
     for i in 300..320 {
         seed.remember(NS, Episode::new(text(i), T0 + i as i64 * DAY / 4), None).unwrap();
     }
-    let mut storage = seed.into_store();
+    seed.into_store()
+}
+
+#[test]
+fn chunks_past_a_parts_length_make_the_snapshot_unusable_and_are_not_kept() {
+    let mut storage = snapshotted_320();
+    // A stray chunk after a part's last one: more bytes than the head gives the part.
+    let last = storage
+        .scan(b"", None, usize::MAX)
+        .unwrap()
+        .into_iter()
+        .rfind(|(k, _)| k.windows(2).any(|w| w == b"p/"))
+        .expect("a snapshot chunk");
+    let mut key = last.0.clone();
+    *key.last_mut().unwrap() += 1;
+    let mut batch = mnemo::store::Batch::new();
+    batch.put(key, vec![7; 64]);
+    storage.write(&batch).unwrap();
+    let mut host = Host::open(storage);
+    match host.engine.opened(NS) {
+        Some(mnemo::engine::Opened::Rebuilt { reason: Some(r) }) => {
+            assert!(r.contains("more than"), "{r}")
+        }
+        other => panic!("opened {other:?}"),
+    }
+    assert_eq!(host.call(|e| e.timeline(NS, i64::MAX, usize::MAX)).unwrap().len(), 320);
+    // Chunks with no snapshot being handed over are a caller's mistake, said as such.
+    let err = host.engine.load_chunk("elsewhere", 10).map(|_| ()).unwrap_err();
+    assert!(matches!(err, Error::InvalidInput(_)), "{err}");
+}
+
+#[test]
+fn a_damaged_snapshot_part_handed_over_is_rebuilt_from_every_record() {
+    let mut storage = snapshotted_320();
     // One byte of one chunk flipped, as a storage fault would.
     let chunks = storage.scan(b"", None, usize::MAX).unwrap();
     let (key, mut value) = chunks

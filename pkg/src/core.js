@@ -30,6 +30,9 @@ function need() {
 }
 
 const PAGE = 512;
+// Snapshot chunks read per storage call while a part is handed over (about 2 MB of 120 KiB
+// chunks).
+const PART_PAGE = 16;
 const parse = (s) => JSON.parse(s);
 
 export class Mnemo {
@@ -190,9 +193,16 @@ export class Mnemo {
         }
       }
       await this.#fetch(await this.#complete((e) => e.loadNeeds(ns)));
-      // The snapshot, one part at a time: only that part's bytes are in wasm memory.
+      // The snapshot, one part at a time, its chunks a page at a time: the JS heap holds one
+      // page, wasm memory the part being decoded.
       for (const prefix of this.#engine.loadParts(ns)) {
-        this.#engine.loadPart(ns, (await this.#range(prefix, null)).values);
+        for (let after = null; ; ) {
+          const page = await this.#storage.scan(prefix, after, PART_PAGE);
+          this.#engine.loadChunks(ns, page.map(([, v]) => v));
+          if (page.length < PART_PAGE) break;
+          after = page[page.length - 1][0];
+        }
+        this.#engine.loadPartEnd(ns);
       }
       await this.#complete((e) => e.load(ns));
     } catch (e) {

@@ -100,30 +100,32 @@ impl WasmEngine {
         store.hold_range(prefix.to_vec(), after.map(|a| a.to_vec()), entries).map_err(js_error)
     }
 
-    /// The key prefixes of the snapshot parts of `ns` to hand over with `loadPart`, in order
-    /// (Uint8Array[]; empty when there is no snapshot to read).
+    /// The key prefixes of the snapshot parts of `ns` to hand over with `loadChunks` and
+    /// `loadPartEnd`, in order (Uint8Array[]; empty when there is no snapshot to read).
     #[wasm_bindgen(js_name = loadParts)]
     pub fn load_parts(&mut self, ns: &str) -> Result<Array, JsValue> {
         self.inner.load_parts(ns).map(prefixes_to_js).map_err(js_error)
     }
 
-    /// Hands over the next snapshot part `loadParts` listed: its chunks (Uint8Array[], every
-    /// value under its prefix in key order). They are copied straight into one buffer, checked
-    /// and decoded; nothing of them is kept in the mirror.
-    #[wasm_bindgen(js_name = loadPart)]
-    pub fn load_part(&mut self, ns: &str, chunks: Array) -> Result<(), JsValue> {
-        let chunks: Vec<Uint8Array> =
-            chunks.iter().map(|c| c.dyn_into::<Uint8Array>()).collect::<Result<_, _>>()?;
-        let len = chunks.iter().map(|c| c.length() as usize).sum();
-        let mut blob = vec![0; len];
-        let mut at = 0;
-        for c in &chunks {
-            let n = c.length() as usize;
-            c.copy_to(&mut blob[at..at + n]);
-            at += n;
+    /// Hands over chunks (Uint8Array[], the next values under the current part's prefix, in
+    /// key order; a page at a time, so the JS heap never holds a whole part): each is copied
+    /// straight into the part's one buffer in wasm memory, nothing into the mirror.
+    #[wasm_bindgen(js_name = loadChunks)]
+    pub fn load_chunks(&mut self, ns: &str, chunks: Array) -> Result<(), JsValue> {
+        for c in chunks.iter() {
+            let c = c.dyn_into::<Uint8Array>()?;
+            if let Some(room) = self.inner.load_chunk(ns, c.length() as usize).map_err(js_error)? {
+                c.copy_to(room);
+            }
         }
-        let count = u32::try_from(chunks.len()).unwrap_or(u32::MAX);
-        self.inner.load_part(ns, blob, count).map_err(js_error)
+        Ok(())
+    }
+
+    /// Ends the current part, once every chunk under its prefix is handed over: it is checked
+    /// and decoded.
+    #[wasm_bindgen(js_name = loadPartEnd)]
+    pub fn load_part_end(&mut self, ns: &str) -> Result<(), JsValue> {
+        self.inner.load_part_end(ns).map_err(js_error)
     }
 
     /// Before loading `ns`: keeps its episodes, vectors and snapshot out of memory from now on.

@@ -14,8 +14,9 @@
 //!    reads the snapshot's head and markers itself, so it first fails with `NEED_RECORDS` for
 //!    them, like any call;
 //! 4. [`Engine::load_parts`] lists the snapshot's parts, and the host hands them over one at a
-//!    time ([`Engine::load_part`]): each is checked and decoded as it arrives, so the
-//!    snapshot's bytes are never all in memory at once;
+//!    time, chunk by chunk ([`Engine::load_chunk`], then [`Engine::load_part_end`]): the chunks
+//!    are copied into one buffer, and each part is checked and decoded once complete, so the
+//!    host holds one page of chunks at a time and the engine one part;
 //! 5. the engine loads the namespace ([`Engine::load`]). When the snapshot turned out to be
 //!    unusable, it is rebuilt from every record, which the load asks for (`NEED_RECORDS`).
 
@@ -75,7 +76,7 @@ impl<S: KvStore> Engine<S> {
     }
 
     /// Starts handing over `ns`'s snapshot (module docs): the key prefixes of its parts, in
-    /// the order [`Engine::load_part`] takes them, each a prefix under which a scan yields the
+    /// the order they are handed over in ([`Engine::load_chunk`]), each a prefix under which a scan yields the
     /// part's chunks in order. Empty when there is no snapshot, when its head is unusable
     /// (the load then says why and rebuilds), or when `ns` is loaded already.
     pub fn load_parts(&mut self, ns: &str) -> Result<Vec<Vec<u8>>> {
@@ -97,17 +98,28 @@ impl<S: KvStore> Engine<S> {
         Ok(prefixes)
     }
 
-    /// Hands over the next part [`Engine::load_parts`] listed: the bytes of its `chunks`
-    /// chunks, concatenated in key order. A part that does not check out against the head
-    /// makes the snapshot unusable, which the load reports (it rebuilds from the records);
-    /// nothing is written.
-    pub fn load_part(&mut self, ns: &str, blob: Vec<u8>, chunks: u32) -> Result<()> {
-        let feed = self.feeds.get_mut(ns).ok_or_else(|| {
+    /// Room for the next chunk (`len` bytes, in key order) of the next part
+    /// [`Engine::load_parts`] listed: the host copies the chunk into it. `Ok(None)`: the
+    /// snapshot is already known to be unusable (the load will say why and rebuild from the
+    /// records), so the chunk is skipped. After a part's last chunk, [`Engine::load_part_end`].
+    pub fn load_chunk(&mut self, ns: &str, len: usize) -> Result<Option<&mut [u8]>> {
+        Ok(self.snapshot_feed(ns)?.receive(len))
+    }
+
+    /// Ends the part whose chunks [`Engine::load_chunk`] took: it is checked against the
+    /// snapshot's head (chunks, length, hash) and decoded. One that does not check out makes
+    /// the snapshot unusable, which the load reports (it rebuilds from the records); nothing is
+    /// written.
+    pub fn load_part_end(&mut self, ns: &str) -> Result<()> {
+        self.snapshot_feed(ns)?.received();
+        Ok(())
+    }
+
+    fn snapshot_feed(&mut self, ns: &str) -> Result<&mut Feed> {
+        self.feeds.get_mut(ns).ok_or_else(|| {
             Error::InvalidInput(format!(
                 "no snapshot of namespace {ns:?} is being handed over: call load_parts first"
             ))
-        })?;
-        feed.add(blob, chunks);
-        Ok(())
+        })
     }
 }

@@ -435,6 +435,9 @@ pub(crate) struct Feed {
     added: usize,
     /// Why the snapshot is unusable, once that is known.
     failed: Option<String>,
+    /// The part being received chunk by chunk ([`Feed::receive`]): its bytes so far and
+    /// chunks.
+    receiving: Option<(Vec<u8>, u32)>,
 }
 
 impl Feed {
@@ -460,7 +463,17 @@ impl Feed {
         let assembler = Assembler::new(watermark, dim, config);
         let mut order: Vec<usize> = (0..parts.len()).collect();
         order.sort_by_key(|&i| parts[i].kind != SEGMENT);
-        Ok(Some(Feed { watermark, next_part, parts, order, assembler, added: 0, failed }))
+        let receiving = None;
+        Ok(Some(Feed {
+            watermark,
+            next_part,
+            parts,
+            order,
+            assembler,
+            added: 0,
+            failed,
+            receiving,
+        }))
     }
 
     /// A feed that failed for `reason` (kept while a load that used it runs again).
@@ -474,6 +487,7 @@ impl Feed {
             assembler,
             added: 0,
             failed: Some(reason),
+            receiving: None,
         }
     }
 
@@ -512,6 +526,42 @@ impl Feed {
             return;
         }
         self.added += 1;
+    }
+
+    /// Room for the next chunk, `len` bytes, of the next pending part, for the caller to copy
+    /// the chunk into: a host that reads a part's chunks a page at a time never holds the
+    /// whole part. The first chunk reserves the length the head gives the part, so the part is
+    /// one allocation (the one [`Feed::add`] decodes in place). `None` when nothing is pending,
+    /// when the chunks run past that length, or when that much memory cannot be had: the
+    /// snapshot is then unusable, and the chunk is to be skipped.
+    pub fn receive(&mut self, len: usize) -> Option<&mut [u8]> {
+        let p = self.pending().next()?;
+        let (id, want) = (p.id, usize::try_from(p.len).unwrap_or(usize::MAX));
+        let (buf, _) = self.receiving.get_or_insert_with(|| (Vec::new(), 0));
+        let problem = if buf.capacity() == 0 && buf.try_reserve_exact(want).is_err() {
+            Some(format!("part {id} of {want} bytes: not enough memory to read it"))
+        } else if buf.len().saturating_add(len) > want {
+            Some(format!("part {id}: its chunks hold more than its {want} bytes"))
+        } else {
+            None
+        };
+        if let Some(reason) = problem {
+            self.failed = Some(reason);
+            self.receiving = None;
+            return None;
+        }
+        let (buf, count) = self.receiving.as_mut()?;
+        let at = buf.len();
+        buf.resize(at + len, 0);
+        *count += 1;
+        Some(&mut buf[at..])
+    }
+
+    /// Ends the part [`Feed::receive`] was given the chunks of: checks and decodes it as
+    /// [`Feed::add`] does.
+    pub fn received(&mut self) {
+        let (blob, count) = self.receiving.take().unwrap_or_default();
+        self.add(blob, count);
     }
 
     /// The decoded snapshot, or why it is unusable (a part missing counts).
