@@ -32,3 +32,44 @@ pub fn memory_bytes() -> f64 {
     #[cfg(not(target_arch = "wasm32"))]
     0.0
 }
+
+// PROBE (not to be committed)
+mod probe_alloc {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    pub static LIVE: AtomicUsize = AtomicUsize::new(0);
+    pub static PEAK: AtomicUsize = AtomicUsize::new(0);
+    struct A;
+    unsafe impl GlobalAlloc for A {
+        unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+            let p = System.alloc(l);
+            if !p.is_null() {
+                let v = LIVE.fetch_add(l.size(), Relaxed) + l.size();
+                PEAK.fetch_max(v, Relaxed);
+            }
+            p
+        }
+        unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+            System.dealloc(p, l);
+            LIVE.fetch_sub(l.size(), Relaxed);
+        }
+        unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+            let q = System.realloc(p, l, n);
+            if !q.is_null() {
+                LIVE.fetch_sub(l.size(), Relaxed);
+                let v = LIVE.fetch_add(n, Relaxed) + n;
+                PEAK.fetch_max(v, Relaxed);
+            }
+            q
+        }
+    }
+    #[global_allocator]
+    static G: A = A;
+}
+#[wasm_bindgen(js_name = allocStats)]
+pub fn alloc_stats() -> String {
+    use std::sync::atomic::Ordering::Relaxed;
+    let v = probe_alloc::PEAK.load(Relaxed);
+    probe_alloc::PEAK.store(probe_alloc::LIVE.load(Relaxed), Relaxed);
+    format!("live {:.1} peak {:.1}", probe_alloc::LIVE.load(Relaxed) as f64 / 1e6, v as f64 / 1e6)
+}

@@ -340,6 +340,30 @@ impl Graph {
         }
         let entry = r.u32()?;
         let levels = r.take_bytes(rows)?.to_vec();
+        let zero_bytes = rows
+            .checked_mul(M0 * 4)
+            .ok_or_else(|| r.corrupt(format!("graph of {rows} rows")))
+            .and_then(|n| r.take_bytes(n))?;
+        let zero: Vec<u32> = zero_bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        Self::from_parts(entry, levels, zero, r)
+    }
+
+    /// A graph from its byte form's fields already read — `entry`, `levels` (a row each) and
+    /// the level-0 links `zero` — and `r`, which holds the upper levels' links; checked as
+    /// [`Graph::decode`] says.
+    pub(super) fn from_parts(
+        entry: u32,
+        levels: Vec<u8>,
+        zero: Vec<u32>,
+        r: &mut Reader,
+    ) -> crate::error::Result<Self> {
+        let rows = levels.len();
+        if Some(zero.len()) != rows.checked_mul(M0) {
+            return Err(r.corrupt(format!("{} level-0 links for {rows} rows", zero.len())));
+        }
         if let Some(l) = levels.iter().find(|&&l| l > MAX_LEVEL) {
             return Err(r.corrupt(format!("graph level {l} above {MAX_LEVEL}")));
         }
@@ -349,14 +373,6 @@ impl Graph {
             }
             Ok(link)
         };
-        let zero_bytes = rows
-            .checked_mul(M0 * 4)
-            .ok_or_else(|| r.corrupt(format!("graph of {rows} rows")))
-            .and_then(|n| r.take_bytes(n))?;
-        let zero: Vec<u32> = zero_bytes
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
         if let Some(&link) = zero.iter().find(|&&l| l != EMPTY && l as usize >= rows) {
             check(r, link)?;
         }

@@ -4,6 +4,7 @@ pub mod bm25;
 mod hnsw;
 pub mod persist;
 pub mod postings;
+pub(crate) mod segment_fields;
 pub mod stem;
 pub mod stopwords;
 pub mod terms;

@@ -17,7 +17,8 @@
 //!
 //! A snapshot may also store the parts separately ([`VectorIndex::encode_segment`], one per
 //! sealed segment, and [`VectorIndex::encode_rows`] for delta rows), and assemble an index from
-//! them ([`VectorIndex::add_segment`] for each segment in order, then
+//! them ([`VectorIndex::add_segment`] for each segment in order, decoded as its bytes arrive
+//! by `index::segment_fields`, then
 //! [`VectorIndex::add_rows`]).
 //!
 //! `graph` is the segment's HNSW graph in its own byte form (`index::hnsw`: levels and links by
@@ -32,7 +33,7 @@ use super::hnsw::Graph;
 use super::postings::Postings;
 use super::vectors::{Flat, Loc, QVec, Segment, VectorConfig, VectorIndex};
 use crate::error::{Error, Result};
-use crate::store::codec::{keep_range, Reader, Writer};
+use crate::store::codec::{Reader, Writer};
 
 impl Bm25 {
     /// Appends the index's byte form (module docs) to `w`.
@@ -189,31 +190,6 @@ fn decode_segment(r: &mut Reader, dim: usize, s: usize, serial: u64) -> Result<S
     Ok(Segment { serial, flat, graph })
 }
 
-/// [`decode_segment`] of a segment's own bytes (`encode_segment`), keeping `blob`'s allocation
-/// as the segment's rows (most of its bytes), so decoding holds little beside the result.
-fn segment_from(blob: Vec<u8>, dim: usize, s: usize, serial: u64) -> Result<Segment> {
-    let mut r = Reader::new(&blob, "vector segment");
-    let rows = r.u32()? as usize;
-    let (ids, scales) = (r.bytes()?, r.bytes()?);
-    let start = r.offset_in(blob.len()) + 4;
-    let data = r.bytes()?;
-    let size = |per: usize| rows.checked_mul(per);
-    if Some(ids.len()) != size(8) || Some(scales.len()) != size(4) || Some(data.len()) != size(dim)
-    {
-        return Err(r.corrupt(format!("segment {s}: sizes disagree with {rows} rows")));
-    }
-    let rows_at = start..start + data.len();
-    let ids = le_chunks::<8>(ids).map(u64::from_le_bytes).collect();
-    let scales = le_chunks::<4>(scales).map(f32::from_le_bytes).collect();
-    let mut g = Reader::new(r.bytes()?, "vector segment graph");
-    let graph = Graph::decode(&mut g, rows).map_err(|e| r.corrupt(format!("segment {s}: {e}")))?;
-    g.end().map_err(|e| r.corrupt(format!("segment {s}: {e}")))?;
-    r.end()?;
-    // Collected in place: the same allocation, each byte read as the i8 it was written from.
-    let data = keep_range(blob, rows_at).into_iter().map(|x| x as i8).collect();
-    Ok(Segment { serial, flat: Flat { dim, ids, scales, data }, graph })
-}
-
 fn decode_row(r: &mut Reader, dim: usize) -> Result<(u64, QVec)> {
     let (id, scale, row) = (r.u64()?, r.f32()?, r.bytes()?);
     if row.len() != dim {
@@ -253,20 +229,6 @@ impl VectorIndex {
             let row: Vec<u8> = row.iter().map(|&x| x as u8).collect();
             w.bytes(&row);
         }
-    }
-
-    /// Adds sealed segment `serial` from its bytes ([`VectorIndex::encode_segment`]) after the
-    /// segments added before (it is searched after them; a later location of an id wins). The
-    /// bytes' allocation becomes the segment's rows.
-    pub fn add_segment(&mut self, serial: u64, bytes: Vec<u8>) -> Result<()> {
-        let s = self.segments.len();
-        let seg = segment_from(bytes, self.dim, s, serial)?;
-        for (row, id) in seg.flat.ids.iter().enumerate() {
-            self.loc.insert(*id, Loc::Sealed(s, row as u32));
-        }
-        self.next_serial = self.next_serial.max(serial + 1);
-        self.segments.push(seg);
-        Ok(())
     }
 
     /// Adds delta rows ([`VectorIndex::encode_rows`]) for the ids no segment holds; call it

@@ -142,16 +142,6 @@ impl Writer {
     }
 }
 
-/// The bytes of `blob` in `range`, in `blob`'s own allocation: moved to its front, the rest
-/// released. A decoder keeps a large section (a segment's rows, an episodes part's records)
-/// this way instead of copying it out beside the blob.
-pub fn keep_range(mut blob: Vec<u8>, range: std::ops::Range<usize>) -> Vec<u8> {
-    blob.truncate(range.end);
-    blob.drain(..range.start.min(range.end));
-    blob.shrink_to_fit();
-    blob
-}
-
 /// Reads fields back from a payload, in the order they were written.
 #[derive(Debug)]
 pub struct Reader<'a> {

@@ -23,6 +23,7 @@
 
 pub mod codec;
 pub mod contract;
+pub(crate) mod fields;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod file;
 pub mod journal;

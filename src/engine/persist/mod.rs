@@ -12,6 +12,8 @@
 //!
 //! Nothing here reads `engine::space`: the loaded namespace calls in, handing over its parts.
 
+pub(crate) mod assemble;
+pub(crate) mod feed;
 pub(crate) mod meta;
 pub(crate) mod snapshot;
 pub(crate) mod usage;

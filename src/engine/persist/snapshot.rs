@@ -43,17 +43,17 @@
 use crate::engine::episodes::{Episodes, Hot};
 use crate::error::Result;
 use crate::index::bm25::Bm25;
-use crate::index::vectors::{VectorConfig, VectorIndex};
+use crate::index::vectors::VectorIndex;
 use crate::index::FastSet;
-use crate::record::episode::{status_code, status_from};
-use crate::store::codec::{keep_range, open, seal, Reader, Writer};
+use crate::record::episode::status_code;
+use crate::store::codec::{open, seal, Reader, Writer};
 use crate::store::scan::{scan_all, scan_pages};
 use crate::store::{Batch, KvStore, Namespace, Table};
 
-const HEAD_KIND: u8 = 7;
-const CHUNKS_PER_PAGE: usize = 16;
-const EPISODES: u8 = 1;
-const SEGMENT: u8 = 2;
+pub(super) const HEAD_KIND: u8 = 7;
+pub(super) const CHUNKS_PER_PAGE: usize = 16;
+pub(super) const EPISODES: u8 = 1;
+pub(super) const SEGMENT: u8 = 2;
 /// Episodes parts a snapshot may have before the next one is a full rewrite.
 pub(crate) const MAX_EPISODE_PARTS: usize = 256;
 /// This format, the lexical analysis its BM25 postings were made with (`terms/2`: words,
@@ -160,7 +160,7 @@ pub(crate) fn dirty_key(ns: &Namespace, id: u64) -> Vec<u8> {
     k
 }
 
-fn part_prefix(ns: &Namespace, part: u64) -> Vec<u8> {
+pub(super) fn part_prefix(ns: &Namespace, part: u64) -> Vec<u8> {
     let mut k = ns.key(Table::Snapshot, b"p/");
     k.extend_from_slice(&part.to_be_bytes());
     k
@@ -174,25 +174,74 @@ fn chunk_key(ns: &Namespace, part: u64, i: u32) -> Vec<u8> {
 
 /// A 64-bit checksum, four lanes of multiply-rotate over 8-byte words: any change of one word
 /// changes the result, and it runs at memory speed in wasm too (CRC32 does not, without
-/// carry-less multiply).
+/// carry-less multiply). [`Hasher`] computes it over bytes that arrive in pieces.
 pub(crate) fn hash(bytes: &[u8]) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut lanes = [1u64, 2, 3, 4];
-    let mut blocks = bytes.chunks_exact(32);
-    for block in &mut blocks {
-        for (lane, word) in lanes.iter_mut().zip(block.chunks_exact(8)) {
-            let w = u64::from_le_bytes(word.try_into().expect("8 bytes"));
-            *lane = (*lane ^ w).wrapping_mul(K).rotate_left(29);
+    let mut h = Hasher::new();
+    h.update(bytes);
+    h.finish()
+}
+
+const K: u64 = 0x9E37_79B9_7F4A_7C15;
+
+fn mix(h: u64, w: u64) -> u64 {
+    (h ^ w).wrapping_mul(K).rotate_left(29)
+}
+
+/// [`hash`] of bytes that arrive in pieces: whole 32-byte blocks feed the four lanes (a block
+/// split between pieces waits in `block`); the length and the last bytes short of a block are
+/// mixed in at the end.
+pub(crate) struct Hasher {
+    lanes: [u64; 4],
+    block: [u8; 32],
+    filled: usize,
+    len: u64,
+}
+
+impl Hasher {
+    pub fn new() -> Self {
+        Hasher { lanes: [1, 2, 3, 4], block: [0; 32], filled: 0, len: 0 }
+    }
+
+    pub fn update(&mut self, mut bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        if self.filled > 0 {
+            let n = (32 - self.filled).min(bytes.len());
+            self.block[self.filled..self.filled + n].copy_from_slice(&bytes[..n]);
+            self.filled += n;
+            bytes = &bytes[n..];
+            if self.filled < 32 {
+                return;
+            }
+            let block = self.block;
+            self.blocks(&block);
+            self.filled = 0;
+        }
+        let whole = bytes.len() / 32 * 32;
+        self.blocks(&bytes[..whole]);
+        let rest = &bytes[whole..];
+        self.block[..rest.len()].copy_from_slice(rest);
+        self.filled = rest.len();
+    }
+
+    fn blocks(&mut self, bytes: &[u8]) {
+        for block in bytes.chunks_exact(32) {
+            for (lane, word) in self.lanes.iter_mut().zip(block.chunks_exact(8)) {
+                let w = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+                *lane = mix(*lane, w);
+            }
         }
     }
-    let mut h = bytes.len() as u64;
-    for lane in lanes {
-        h = (h ^ lane).wrapping_mul(K).rotate_left(29);
+
+    pub fn finish(&self) -> u64 {
+        let mut h = self.len;
+        for lane in self.lanes {
+            h = mix(h, lane);
+        }
+        for &b in &self.block[..self.filled] {
+            h = mix(h, u64::from(b));
+        }
+        h ^ (h >> 32)
     }
-    for &b in blocks.remainder() {
-        h = (h ^ u64::from(b)).wrapping_mul(K).rotate_left(29);
-    }
-    h ^ (h >> 32)
 }
 
 /// The ids of every dirty marker of `ns`.
@@ -365,442 +414,9 @@ pub(crate) fn watermark(store: &impl KvStore, ns: &Namespace) -> Result<Option<u
     })
 }
 
-/// A stored snapshot's head and the bytes of its parts, checked against the head (for the
-/// fuzzer, which mutates them).
 #[cfg(test)]
-pub(crate) struct Stored {
-    pub watermark: u64,
-    pub parts: Vec<Part>,
-    /// `blobs[i]` holds `parts[i]`.
-    pub blobs: Vec<Vec<u8>>,
-}
-
-type Head = (u64, u64, Vec<Part>);
-
-/// Reads `ns`'s snapshot: `None` when there is none, `Some(Err(reason))` when it is unusable.
-/// Storage failures are errors. Each part is decoded as soon as it is read, so only one
-/// part's bytes are held beside what is decoded.
-pub(crate) fn read(
-    store: &impl KvStore,
-    ns: &Namespace,
-    next_id: u64,
-    dim: usize,
-    config: VectorConfig,
-) -> Result<Option<std::result::Result<Snapshot, String>>> {
-    let Some(mut feed) = Feed::start(store, ns, next_id, dim, config)? else { return Ok(None) };
-    probe(store, ns, feed.pending())?;
-    loop {
-        let Some(p) = feed.pending().next().cloned() else { break };
-        let (blob, count) = chunks(store, ns, &p)?;
-        feed.add(blob, count);
-    }
-    Ok(Some(feed.finish()))
-}
-
-/// Asks the store for the first chunk of every part before any is read, so that a store
-/// which keeps them elsewhere (`store::journal`'s lazy prefixes) names them all in one
-/// `NeedRecords` error instead of one per round.
-fn probe<'a>(
-    store: &impl KvStore,
-    ns: &Namespace,
-    parts: impl Iterator<Item = &'a Part>,
-) -> Result<()> {
-    let mut first = None;
-    for p in parts {
-        if let Err(e) = store.scan(&part_prefix(ns, p.id), None, 1) {
-            first.get_or_insert(e);
-        }
-    }
-    first.map_or(Ok(()), Err)
-}
-
-/// A snapshot read part by part: from a store ([`read`]), or handed over by a host that keeps
-/// the parts in its own storage (`engine::lazy`). Only the part being added is held beside
-/// what is decoded.
-///
-/// The vector segments come first, then the episodes parts (each kind in the head's order).
-/// A segment's bytes are kept as its rows, while an episodes part's bytes are mostly let go
-/// once decoded (only its records stay, as the arena): in this order the allocator can reuse
-/// what a segment let go (its ids, scales and graph bytes) for the episodes' structures and
-/// never has a segment's bytes to place above a decoded episodes part. At 100k episodes this
-/// took about 10 MB off a JS host's peak wasm memory (`tools/bench/memory.mjs`).
-pub(crate) struct Feed {
-    watermark: u64,
-    next_part: u64,
-    parts: Vec<Part>,
-    /// Indexes into `parts` in the order they are added.
-    order: Vec<usize>,
-    assembler: Assembler,
-    /// Parts added so far.
-    added: usize,
-    /// Why the snapshot is unusable, once that is known.
-    failed: Option<String>,
-    /// The part being received chunk by chunk ([`Feed::receive`]): its bytes so far and
-    /// chunks.
-    receiving: Option<(Vec<u8>, u32)>,
-}
-
-impl Feed {
-    /// Reads `ns`'s snapshot head: `None` when there is none. A head that is unreadable, of
-    /// another layout or past `next_id` gives a feed that has already failed.
-    pub fn start(
-        store: &impl KvStore,
-        ns: &Namespace,
-        next_id: u64,
-        dim: usize,
-        config: VectorConfig,
-    ) -> Result<Option<Feed>> {
-        let (watermark, next_part, parts, failed) = match head(store, ns)? {
-            None => return Ok(None),
-            Some(Err(reason)) => (0, 0, Vec::new(), Some(reason)),
-            Some(Ok((watermark, next_part, parts))) => {
-                let past = watermark > next_id;
-                let failed =
-                    past.then(|| format!("watermark {watermark} is past the next id {next_id}"));
-                (watermark, next_part, parts, failed)
-            }
-        };
-        let assembler = Assembler::new(watermark, dim, config);
-        let mut order: Vec<usize> = (0..parts.len()).collect();
-        order.sort_by_key(|&i| parts[i].kind != SEGMENT);
-        let receiving = None;
-        Ok(Some(Feed {
-            watermark,
-            next_part,
-            parts,
-            order,
-            assembler,
-            added: 0,
-            failed,
-            receiving,
-        }))
-    }
-
-    /// A feed that failed for `reason` (kept while a load that used it runs again).
-    pub fn failed(reason: String) -> Feed {
-        let assembler = Assembler::new(0, 0, VectorConfig::default());
-        Feed {
-            watermark: 0,
-            next_part: 0,
-            parts: Vec::new(),
-            order: Vec::new(),
-            assembler,
-            added: 0,
-            failed: Some(reason),
-            receiving: None,
-        }
-    }
-
-    /// Why the snapshot is unusable, when that is known already.
-    pub fn failure(&self) -> Option<&str> {
-        self.failed.as_deref()
-    }
-
-    /// The parts still to add, in order (none once the snapshot is known to be unusable).
-    pub fn pending(&self) -> impl Iterator<Item = &Part> {
-        let from = if self.failed.is_some() { self.order.len() } else { self.added };
-        self.order[from..].iter().map(|&i| &self.parts[i])
-    }
-
-    /// The key prefix of part `p`'s chunks (`p/<id>`): a scan of it yields them in order.
-    pub fn prefix(ns: &Namespace, p: &Part) -> Vec<u8> {
-        part_prefix(ns, p.id)
-    }
-
-    /// Adds the next pending part from its `chunks` chunks' bytes, concatenated in key order;
-    /// checks them against the head (count, length, hash) and decodes them.
-    pub fn add(&mut self, blob: Vec<u8>, chunks: u32) {
-        let Some(p) = self.pending().next().cloned() else {
-            if self.failed.is_none() {
-                self.failed =
-                    Some(format!("more than the {} parts its head lists", self.parts.len()));
-            }
-            return;
-        };
-        if let Err(reason) = check(&p, &blob, chunks) {
-            self.failed = Some(reason);
-            return;
-        }
-        if let Err(e) = self.assembler.add(&p, blob) {
-            self.failed = Some(e.to_string());
-            return;
-        }
-        self.added += 1;
-    }
-
-    /// Room for the next chunk, `len` bytes, of the next pending part, for the caller to copy
-    /// the chunk into: a host that reads a part's chunks a page at a time never holds the
-    /// whole part. The first chunk reserves the length the head gives the part, so the part is
-    /// one allocation (the one [`Feed::add`] decodes in place). `None` when nothing is pending,
-    /// when the chunks run past that length, or when that much memory cannot be had: the
-    /// snapshot is then unusable, and the chunk is to be skipped.
-    pub fn receive(&mut self, len: usize) -> Option<&mut [u8]> {
-        let p = self.pending().next()?;
-        let (id, want) = (p.id, usize::try_from(p.len).unwrap_or(usize::MAX));
-        let (buf, _) = self.receiving.get_or_insert_with(|| (Vec::new(), 0));
-        let problem = if buf.capacity() == 0 && buf.try_reserve_exact(want).is_err() {
-            Some(format!("part {id} of {want} bytes: not enough memory to read it"))
-        } else if buf.len().saturating_add(len) > want {
-            Some(format!("part {id}: its chunks hold more than its {want} bytes"))
-        } else {
-            None
-        };
-        if let Some(reason) = problem {
-            self.failed = Some(reason);
-            self.receiving = None;
-            return None;
-        }
-        let (buf, count) = self.receiving.as_mut()?;
-        let at = buf.len();
-        buf.resize(at + len, 0);
-        *count += 1;
-        Some(&mut buf[at..])
-    }
-
-    /// Ends the part [`Feed::receive`] was given the chunks of: checks and decodes it as
-    /// [`Feed::add`] does.
-    pub fn received(&mut self) {
-        let (blob, count) = self.receiving.take().unwrap_or_default();
-        self.add(blob, count);
-    }
-
-    /// The decoded snapshot, or why it is unusable (a part missing counts).
-    pub fn finish(self) -> std::result::Result<Snapshot, String> {
-        if let Some(reason) = self.failed {
-            return Err(reason);
-        }
-        if self.added < self.parts.len() {
-            return Err(format!("{} of its {} parts were read", self.added, self.parts.len()));
-        }
-        let (episodes, bm25, vectors) = self.assembler.finish().map_err(|e| e.to_string())?;
-        let Feed { watermark, next_part, parts, .. } = self;
-        Ok(Snapshot { watermark, parts, next_part, episodes, bm25, vectors })
-    }
-}
-
-/// The head and part bytes of `ns`'s snapshot, checked by length and hash (not decoded).
-#[cfg(test)]
-pub(crate) fn stored(
-    store: &impl KvStore,
-    ns: &Namespace,
-) -> Result<Option<std::result::Result<Stored, String>>> {
-    let (watermark, _, parts) = match head(store, ns)? {
-        None => return Ok(None),
-        Some(Err(reason)) => return Ok(Some(Err(reason))),
-        Some(Ok(h)) => h,
-    };
-    let mut blobs = Vec::with_capacity(parts.len());
-    for p in &parts {
-        let (blob, count) = chunks(store, ns, p)?;
-        if let Err(reason) = check(p, &blob, count) {
-            return Ok(Some(Err(reason)));
-        }
-        blobs.push(blob);
-    }
-    Ok(Some(Ok(Stored { watermark, parts, blobs })))
-}
-
-/// The head of `ns`'s snapshot: (watermark, next part id, parts).
-fn head(store: &impl KvStore, ns: &Namespace) -> Result<Option<std::result::Result<Head, String>>> {
-    let Some(head) = store.get(&ns.key(Table::Snapshot, b"head"))? else { return Ok(None) };
-    let parsed = (|| {
-        let mut r = Reader::new(open(&head, HEAD_KIND, "snapshot head")?, "snapshot head");
-        let layout = r.str()?.to_string();
-        if layout != LAYOUT {
-            return Ok(Err(format!("layout {layout:?}, this build reads {LAYOUT:?}")));
-        }
-        let (watermark, next_part, n) = (r.u64()?, r.u64()?, r.u32()? as usize);
-        let mut parts = Vec::with_capacity(n.min(r.remaining() / 41));
-        for _ in 0..n {
-            let (id, kind, lo, hi) = (r.u64()?, r.u8()?, r.u64()?, r.u64()?);
-            let (chunks, len, hash) = (r.u32()?, r.u64()?, r.u64()?);
-            parts.push(Part { id, kind, lo, hi, chunks, len, hash });
-        }
-        r.end()?;
-        Ok::<_, crate::error::Error>(Ok((watermark, next_part, parts)))
-    })();
-    Ok(Some(match parsed {
-        Ok(h) => h,
-        Err(e) => Err(format!("unreadable head: {e}")),
-    }))
-}
-
-/// The bytes of part `p`'s chunks, concatenated, and how many chunks there were.
-fn chunks(store: &impl KvStore, ns: &Namespace, p: &Part) -> Result<(Vec<u8>, u32)> {
-    let mut blob = Vec::with_capacity(usize::try_from(p.len).unwrap_or(0).min(1 << 30));
-    let mut count = 0u32;
-    // A few chunks a page: the store's copies stay small next to the blob.
-    scan_pages(store, &part_prefix(ns, p.id), None, CHUNKS_PER_PAGE, |_, v| {
-        blob.extend_from_slice(v);
-        count = count.saturating_add(1);
-        Ok(())
-    })?;
-    Ok((blob, count))
-}
-
-/// Checks part `p`'s bytes (from `count` chunks) against its head entry: count, length, hash.
-fn check(p: &Part, blob: &[u8], count: u32) -> std::result::Result<(), String> {
-    if count != p.chunks || blob.len() as u64 != p.len || hash(blob) != p.hash {
-        return Err(format!(
-            "part {}: {count} chunks of {} bytes where the head says {} of {}, or the hash \
-             differs",
-            p.id,
-            blob.len(),
-            p.chunks,
-            p.len
-        ));
-    }
-    Ok(())
-}
-
-/// Decodes the parts of a snapshot (`blobs[i]` holds `parts[i]`).
-#[cfg(test)]
-pub(crate) fn decode(
-    parts: &[Part],
-    blobs: &[Vec<u8>],
-    watermark: u64,
-    dim: usize,
-    config: VectorConfig,
-) -> Result<(Episodes, Bm25, VectorIndex)> {
-    let mut assembler = Assembler::new(watermark, dim, config);
-    for (p, blob) in parts.iter().zip(blobs) {
-        assembler.add(p, blob.clone())?;
-    }
-    assembler.finish()
-}
-
-/// A namespace's snapshot decoded part by part, in the head's order.
-struct Assembler {
-    watermark: u64,
-    bm25: Option<Bm25>,
-    /// Delta rows of the episodes parts, added once every segment is.
-    rows: Vec<Vec<u8>>,
-    vectors: VectorIndex,
-    hots: Vec<Hot>,
-    spans: Vec<(u32, u32)>,
-    arena: Vec<u8>,
-    /// Episodes parts cover the ids below this.
-    covered: u64,
-}
-
-impl Assembler {
-    fn new(watermark: u64, dim: usize, config: VectorConfig) -> Self {
-        Self {
-            watermark,
-            bm25: None,
-            rows: Vec::new(),
-            vectors: VectorIndex::new(dim, config),
-            hots: Vec::new(),
-            spans: Vec::new(),
-            arena: Vec::new(),
-            covered: 0,
-        }
-    }
-
-    /// Decodes part `p` from its bytes, whose allocation becomes the episodes' arena (the
-    /// first episodes part) or the segment's rows, so little is held beside what is decoded.
-    fn add(&mut self, p: &Part, blob: Vec<u8>) -> Result<()> {
-        let mut r = Reader::new(&blob, "snapshot part");
-        match p.kind {
-            EPISODES => {
-                if p.lo != self.covered || p.hi < p.lo || p.hi > self.watermark {
-                    return Err(r.corrupt(format!(
-                        "episodes part [{}, {}) after ids below {}, watermark {}",
-                        p.lo, p.hi, self.covered, self.watermark
-                    )));
-                }
-                self.covered = p.hi;
-                let part_bm25 = Bm25::decode(&mut Reader::new(r.bytes()?, "snapshot BM25"))?;
-                match self.bm25.as_mut() {
-                    None => self.bm25 = Some(part_bm25),
-                    Some(b) => b.absorb(part_bm25)?,
-                }
-                self.rows.push(r.bytes()?.to_vec());
-                let (hots, spans) = (&mut self.hots, &mut self.spans);
-                let at = read_episodes(&mut r, blob.len(), (p.lo, p.hi), hots, spans, &self.arena)?;
-                r.end()?;
-                if self.arena.is_empty() {
-                    self.arena = keep_range(blob, at);
-                } else {
-                    self.arena.extend_from_slice(&blob[at]);
-                }
-                Ok(())
-            }
-            SEGMENT => self.vectors.add_segment(p.lo, blob),
-            kind => Err(r.corrupt(format!("part {} of unknown kind {kind}", p.id))),
-        }
-    }
-
-    fn finish(mut self) -> Result<(Episodes, Bm25, VectorIndex)> {
-        if self.covered != self.watermark {
-            return Err(crate::error::Error::Corrupt {
-                what: "snapshot".into(),
-                detail: format!(
-                    "its parts cover ids below {}, its watermark is {}",
-                    self.covered, self.watermark
-                ),
-            });
-        }
-        for rows in &self.rows {
-            self.vectors.add_rows(Reader::new(rows, "snapshot vector rows"))?;
-        }
-        let episodes = Episodes::from_arena(self.hots, self.spans, self.arena);
-        Ok((episodes, self.bm25.unwrap_or_default(), self.vectors))
-    }
-}
-
-/// Reads the episodes of one part (ids in `range`) from `r`, over a part of `len` bytes; their
-/// spans are where their records will sit once appended to `arena`, and the records' place
-/// in the part is returned.
-fn read_episodes(
-    r: &mut Reader,
-    len: usize,
-    range: (u64, u64),
-    hots: &mut Vec<Hot>,
-    spans: &mut Vec<(u32, u32)>,
-    arena: &[u8],
-) -> Result<std::ops::Range<usize>> {
-    let n = r.u32()? as usize;
-    let base = u32::try_from(arena.len()).map_err(|_| r.corrupt("records past 4 GiB".into()))?;
-    let mut end = base;
-    let first = hots.len();
-    hots.reserve(n.min(r.remaining() / 47));
-    for _ in 0..n {
-        let hot = Hot {
-            id: r.u64()?,
-            created_at: r.i64()?,
-            last_accessed_at: r.i64()?,
-            access_count: r.u32()?,
-            importance: r.f32()?,
-            tier: r.u8()?,
-            status: status_from(r.u8()?)?,
-            expires_at: r.i64()?,
-            cold: r.u8()? != 0,
-        };
-        if !(range.0..range.1).contains(&hot.id) {
-            return Err(r.corrupt(format!(
-                "episode {} outside its part's ids [{}, {})",
-                hot.id, range.0, range.1
-            )));
-        }
-        let start = end;
-        end = end.checked_add(r.u32()?).ok_or_else(|| r.corrupt("records overflow".into()))?;
-        hots.push(hot);
-        spans.push((start, end));
-    }
-    let at = r.offset_in(len) + 4;
-    let records = r.bytes()?;
-    if records.len() as u64 != u64::from(end - base) {
-        hots.truncate(first);
-        spans.truncate(first);
-        return Err(r.corrupt(format!(
-            "{} bytes of records, {} listed",
-            records.len(),
-            end - base
-        )));
-    }
-    Ok(at..at + records.len())
-}
+pub(crate) use super::feed::{decode, stored};
+pub(crate) use super::feed::{read, Feed};
 
 #[cfg(test)]
 mod tests {
@@ -818,5 +434,17 @@ mod tests {
             }
         }
         assert_ne!(hash(&data[..202]), h, "length counts");
+    }
+
+    #[test]
+    fn the_hash_of_bytes_in_pieces_is_the_hash_of_the_whole() {
+        let data: Vec<u8> = (0..203u32).map(|i| (i * 31 % 251) as u8).collect();
+        for size in 1..=70 {
+            let mut h = super::Hasher::new();
+            for piece in data.chunks(size) {
+                h.update(piece);
+            }
+            assert_eq!(h.finish(), hash(&data), "pieces of {size}");
+        }
     }
 }

@@ -1,0 +1,281 @@
+//! A snapshot's parts decoded as their bytes arrive (`store::fields`), and assembled into the
+//! loaded namespace's episodes and indexes. The byte forms are in `persist::snapshot`; a
+//! segment part is decoded by `index::segment_fields`.
+//!
+//! An episodes part (`bm25:bytes rows:bytes n:u32 hot×n records:bytes`) is read field by
+//! field: its BM25 documents and delta rows from a scratch buffer, its `hot` entries one at a
+//! time, and its records into the buffer that becomes the episodes' arena. No part is ever
+//! held whole, so loading needs little more memory than what it loads.
+
+use crate::engine::episodes::{Episodes, Hot};
+use crate::error::{Error, Result};
+use crate::index::bm25::Bm25;
+use crate::index::segment_fields::SegmentFields;
+use crate::index::vectors::{VectorConfig, VectorIndex};
+use crate::record::episode::status_from;
+use crate::store::codec::Reader;
+use crate::store::fields::{word, Field, Fields, Want};
+
+/// Bytes of one `hot` entry: id, created_at, last_accessed_at (8 each), access_count,
+/// importance (4 each), tier, status (1 each), expires_at (8), cold (1), record_len (4).
+const HOT_LEN: usize = 47;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Bm25Len,
+    Bm25,
+    RowsLen,
+    Rows,
+    Count,
+    Hot,
+    RecordsLen,
+    Records,
+    Done,
+}
+
+/// The decoder of one episodes part, the episodes with ids in `[lo, hi)`.
+pub(crate) struct EpisodesFields {
+    lo: u64,
+    hi: u64,
+    /// Where this part's records will start in the arena.
+    base: u32,
+    /// The part's length, which bounds what its count may reserve.
+    len: usize,
+    step: Step,
+    bm25: Bm25,
+    rows: Vec<u8>,
+    count: usize,
+    hots: Vec<Hot>,
+    /// Each episode's record in the arena.
+    spans: Vec<(u32, u32)>,
+    end: u32,
+    records: Vec<u8>,
+}
+
+impl EpisodesFields {
+    fn new(lo: u64, hi: u64, base: u32, len: usize) -> Self {
+        EpisodesFields {
+            lo,
+            hi,
+            base,
+            len,
+            step: Step::Bm25Len,
+            bm25: Bm25::default(),
+            rows: Vec::new(),
+            count: 0,
+            hots: Vec::new(),
+            spans: Vec::new(),
+            end: base,
+            records: Vec::new(),
+        }
+    }
+
+    fn corrupt(&self, detail: String) -> Error {
+        Error::Corrupt { what: Self::WHAT.into(), detail }
+    }
+
+    fn hot(&mut self, b: &[u8]) -> Result<()> {
+        let mut r = Reader::new(b, Self::WHAT);
+        let hot = Hot {
+            id: r.u64()?,
+            created_at: r.i64()?,
+            last_accessed_at: r.i64()?,
+            access_count: r.u32()?,
+            importance: r.f32()?,
+            tier: r.u8()?,
+            status: status_from(r.u8()?)?,
+            expires_at: r.i64()?,
+            cold: r.u8()? != 0,
+        };
+        if !(self.lo..self.hi).contains(&hot.id) {
+            return Err(self.corrupt(format!(
+                "episode {} outside its part's ids [{}, {})",
+                hot.id, self.lo, self.hi
+            )));
+        }
+        let start = self.end;
+        self.end =
+            start.checked_add(r.u32()?).ok_or_else(|| self.corrupt("records past 4 GiB".into()))?;
+        self.hots.push(hot);
+        self.spans.push((start, self.end));
+        Ok(())
+    }
+
+    /// After the hot entries: the records' length prefix.
+    fn after_hots(&mut self) -> Want {
+        self.step = Step::RecordsLen;
+        Want::Read(4)
+    }
+}
+
+impl Fields for EpisodesFields {
+    const WHAT: &'static str = "snapshot episodes part";
+
+    fn first(&self) -> Want {
+        Want::Read(4)
+    }
+
+    fn take(&mut self, field: Field) -> Result<Want> {
+        let b = match &field {
+            Field::Read(b) => *b,
+            _ => &[],
+        };
+        Ok(match (self.step, field) {
+            (Step::Bm25Len, _) => {
+                self.step = Step::Bm25;
+                Want::Read(word(b) as usize)
+            }
+            (Step::Bm25, _) => {
+                self.bm25 = Bm25::decode(&mut Reader::new(b, "snapshot BM25"))?;
+                self.step = Step::RowsLen;
+                Want::Read(4)
+            }
+            (Step::RowsLen, _) => {
+                self.step = Step::Rows;
+                Want::Read(word(b) as usize)
+            }
+            (Step::Rows, _) => {
+                self.rows = b.to_vec();
+                self.step = Step::Count;
+                Want::Read(4)
+            }
+            (Step::Count, _) => {
+                self.count = word(b) as usize;
+                self.hots.reserve(self.count.min(self.len / HOT_LEN));
+                self.spans.reserve(self.count.min(self.len / HOT_LEN));
+                self.step = Step::Hot;
+                if self.count == 0 {
+                    self.after_hots()
+                } else {
+                    Want::Read(HOT_LEN)
+                }
+            }
+            (Step::Hot, _) => {
+                self.hot(b)?;
+                if self.hots.len() == self.count {
+                    self.after_hots()
+                } else {
+                    Want::Read(HOT_LEN)
+                }
+            }
+            (Step::RecordsLen, _) => {
+                let len = word(b);
+                if len != self.end - self.base {
+                    return Err(self.corrupt(format!(
+                        "{len} bytes of records, {} listed",
+                        self.end - self.base
+                    )));
+                }
+                self.step = Step::Records;
+                Want::Keep(len as usize)
+            }
+            (Step::Records, Field::Keep(records)) => {
+                self.records = records;
+                self.step = Step::Done;
+                Want::Done
+            }
+            (step, _) => return Err(self.corrupt(format!("a field of the wrong kind at {step:?}"))),
+        })
+    }
+}
+
+/// A part's decoder, by the part's kind.
+pub(crate) enum PartFields {
+    Episodes(EpisodesFields),
+    Segment(SegmentFields),
+}
+
+/// A namespace's snapshot assembled part by part, in the order they are read.
+pub(crate) struct Assembler {
+    watermark: u64,
+    bm25: Option<Bm25>,
+    /// Delta rows of the episodes parts, added once every segment is.
+    rows: Vec<Vec<u8>>,
+    vectors: VectorIndex,
+    hots: Vec<Hot>,
+    spans: Vec<(u32, u32)>,
+    arena: Vec<u8>,
+    /// Episodes parts cover the ids below this.
+    covered: u64,
+}
+
+impl Assembler {
+    pub fn new(watermark: u64, dim: usize, config: VectorConfig) -> Self {
+        Self {
+            watermark,
+            bm25: None,
+            rows: Vec::new(),
+            vectors: VectorIndex::new(dim, config),
+            hots: Vec::new(),
+            spans: Vec::new(),
+            arena: Vec::new(),
+            covered: 0,
+        }
+    }
+
+    /// A decoder for the next part, of `len` bytes: the episodes with ids in `[lo, hi)`.
+    pub fn episodes(&self, lo: u64, hi: u64, len: usize) -> Result<EpisodesFields> {
+        let base = u32::try_from(self.arena.len()).map_err(|_| Error::Corrupt {
+            what: EpisodesFields::WHAT.into(),
+            detail: "records past 4 GiB".into(),
+        })?;
+        Ok(EpisodesFields::new(lo, hi, base, len))
+    }
+
+    /// A decoder for the next part, the vector segment whose serial is `serial`.
+    pub fn segment(&self, serial: u64) -> SegmentFields {
+        SegmentFields::new(self.vectors.dim(), serial)
+    }
+
+    /// Adds a part its decoder has read whole.
+    pub fn add(&mut self, part: PartFields) -> Result<()> {
+        let f = match part {
+            PartFields::Segment(f) => return self.vectors.add_segment(f),
+            PartFields::Episodes(f) => f,
+        };
+        if f.step != Step::Done {
+            return Err(f.corrupt("its bytes end before its records".into()));
+        }
+        if f.lo != self.covered || f.hi < f.lo || f.hi > self.watermark {
+            return Err(f.corrupt(format!(
+                "episodes part [{}, {}) after ids below {}, watermark {}",
+                f.lo, f.hi, self.covered, self.watermark
+            )));
+        }
+        self.covered = f.hi;
+        match self.bm25.as_mut() {
+            None => self.bm25 = Some(f.bm25),
+            Some(b) => b.absorb(f.bm25)?,
+        }
+        self.rows.push(f.rows);
+        if self.hots.is_empty() {
+            (self.hots, self.spans) = (f.hots, f.spans);
+        } else {
+            self.hots.extend(f.hots);
+            self.spans.extend(f.spans);
+        }
+        if self.arena.is_empty() {
+            self.arena = f.records;
+        } else {
+            self.arena.extend_from_slice(&f.records);
+        }
+        Ok(())
+    }
+
+    pub fn finish(mut self) -> Result<(Episodes, Bm25, VectorIndex)> {
+        if self.covered != self.watermark {
+            return Err(Error::Corrupt {
+                what: "snapshot".into(),
+                detail: format!(
+                    "its parts cover ids below {}, its watermark is {}",
+                    self.covered, self.watermark
+                ),
+            });
+        }
+        for rows in &self.rows {
+            self.vectors.add_rows(Reader::new(rows, "snapshot vector rows"))?;
+        }
+        let episodes = Episodes::from_arena(self.hots, self.spans, self.arena);
+        Ok((episodes, self.bm25.unwrap_or_default(), self.vectors))
+    }
+}

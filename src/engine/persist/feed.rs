@@ -1,0 +1,420 @@
+//! Reading a snapshot (`persist::snapshot` has its byte forms): from a store, or handed over
+//! chunk by chunk by a host that keeps the chunks in its own storage (`engine::lazy`). Each
+//! part's bytes are hashed and decoded as they arrive (`persist::assemble`), checked against
+//! the head (chunk count, length, hash) once the part ends; a part that fails makes the whole
+//! snapshot unusable, and the namespace is then rebuilt from its records.
+
+use super::assemble::EpisodesFields;
+use super::assemble::{Assembler, PartFields};
+#[cfg(test)]
+use super::snapshot::hash;
+use super::snapshot::{
+    part_prefix, Hasher, Part, Snapshot, CHUNKS_PER_PAGE, EPISODES, HEAD_KIND, LAYOUT, SEGMENT,
+};
+#[cfg(test)]
+use crate::engine::episodes::Episodes;
+use crate::error::Result;
+#[cfg(test)]
+use crate::index::bm25::Bm25;
+use crate::index::segment_fields::SegmentFields;
+use crate::index::vectors::VectorConfig;
+#[cfg(test)]
+use crate::index::vectors::VectorIndex;
+use crate::store::codec::{open, Reader};
+use crate::store::fields::Cutter;
+use crate::store::scan::scan_pages;
+use crate::store::{KvStore, Namespace, Table};
+
+/// A stored snapshot's head and the bytes of its parts, checked against the head (for the
+/// fuzzer, which mutates them).
+#[cfg(test)]
+pub(crate) struct Stored {
+    pub watermark: u64,
+    pub parts: Vec<Part>,
+    /// `blobs[i]` holds `parts[i]`.
+    pub blobs: Vec<Vec<u8>>,
+}
+
+type Head = (u64, u64, Vec<Part>);
+
+/// Reads `ns`'s snapshot: `None` when there is none, `Some(Err(reason))` when it is unusable.
+/// Storage failures are errors. Each part is decoded as soon as it is read, so only one
+/// part's bytes are held beside what is decoded.
+pub(crate) fn read(
+    store: &impl KvStore,
+    ns: &Namespace,
+    next_id: u64,
+    dim: usize,
+    config: VectorConfig,
+) -> Result<Option<std::result::Result<Snapshot, String>>> {
+    let Some(mut feed) = Feed::start(store, ns, next_id, dim, config)? else { return Ok(None) };
+    probe(store, ns, feed.pending())?;
+    loop {
+        let Some(p) = feed.pending().next().cloned() else { break };
+        // A few chunks a page: the store's copies stay small next to what is decoded.
+        scan_pages(store, &part_prefix(ns, p.id), None, CHUNKS_PER_PAGE, |_, chunk| {
+            feed.push(chunk);
+            Ok(())
+        })?;
+        feed.received();
+    }
+    Ok(Some(feed.finish()))
+}
+
+/// Asks the store for the first chunk of every part before any is read, so that a store
+/// which keeps them elsewhere (`store::journal`'s lazy prefixes) names them all in one
+/// `NeedRecords` error instead of one per round.
+fn probe<'a>(
+    store: &impl KvStore,
+    ns: &Namespace,
+    parts: impl Iterator<Item = &'a Part>,
+) -> Result<()> {
+    let mut first = None;
+    for p in parts {
+        if let Err(e) = store.scan(&part_prefix(ns, p.id), None, 1) {
+            first.get_or_insert(e);
+        }
+    }
+    first.map_or(Ok(()), Err)
+}
+
+/// A snapshot read part by part: from a store ([`read`]), or handed over by a host that keeps
+/// the parts in its own storage (`engine::lazy`). A part is decoded as its chunks arrive, into
+/// the buffers the decoded state keeps (a segment's rows and links, the episodes' records);
+/// beside them only the field being read is held (at most a part's BM25 documents).
+///
+/// The vector segments come first, then the episodes parts (each kind in the head's order).
+pub(crate) struct Feed {
+    watermark: u64,
+    next_part: u64,
+    parts: Vec<Part>,
+    /// Indexes into `parts` in the order they are added.
+    order: Vec<usize>,
+    assembler: Assembler,
+    /// Parts added so far.
+    added: usize,
+    /// Why the snapshot is unusable, once that is known.
+    failed: Option<String>,
+    /// The part being received.
+    receiving: Option<Receiving>,
+    /// The room [`Feed::receive`] gives; it holds a chunk to take in at the next call while
+    /// `staged` is true.
+    room: Vec<u8>,
+    staged: bool,
+}
+
+impl Feed {
+    /// Reads `ns`'s snapshot head: `None` when there is none. A head that is unreadable, of
+    /// another layout or past `next_id` gives a feed that has already failed.
+    pub fn start(
+        store: &impl KvStore,
+        ns: &Namespace,
+        next_id: u64,
+        dim: usize,
+        config: VectorConfig,
+    ) -> Result<Option<Feed>> {
+        let (watermark, next_part, parts, failed) = match head(store, ns)? {
+            None => return Ok(None),
+            Some(Err(reason)) => (0, 0, Vec::new(), Some(reason)),
+            Some(Ok((watermark, next_part, parts))) => {
+                let past = watermark > next_id;
+                let failed =
+                    past.then(|| format!("watermark {watermark} is past the next id {next_id}"));
+                (watermark, next_part, parts, failed)
+            }
+        };
+        let assembler = Assembler::new(watermark, dim, config);
+        let mut order: Vec<usize> = (0..parts.len()).collect();
+        order.sort_by_key(|&i| parts[i].kind != SEGMENT);
+        Ok(Some(Feed {
+            watermark,
+            next_part,
+            parts,
+            order,
+            assembler,
+            added: 0,
+            failed,
+            receiving: None,
+            room: Vec::new(),
+            staged: false,
+        }))
+    }
+
+    /// A feed that failed for `reason` (kept while a load that used it runs again).
+    pub fn failed(reason: String) -> Feed {
+        let assembler = Assembler::new(0, 0, VectorConfig::default());
+        Feed {
+            watermark: 0,
+            next_part: 0,
+            parts: Vec::new(),
+            order: Vec::new(),
+            assembler,
+            added: 0,
+            failed: Some(reason),
+            receiving: None,
+            room: Vec::new(),
+            staged: false,
+        }
+    }
+
+    /// Why the snapshot is unusable, when that is known already.
+    pub fn failure(&self) -> Option<&str> {
+        self.failed.as_deref()
+    }
+
+    /// The parts still to add, in order (none once the snapshot is known to be unusable).
+    pub fn pending(&self) -> impl Iterator<Item = &Part> {
+        let from = if self.failed.is_some() { self.order.len() } else { self.added };
+        self.order[from..].iter().map(|&i| &self.parts[i])
+    }
+
+    /// The key prefix of part `p`'s chunks (`p/<id>`): a scan of it yields them in order.
+    pub fn prefix(ns: &Namespace, p: &Part) -> Vec<u8> {
+        part_prefix(ns, p.id)
+    }
+
+    /// Takes the next chunk of the next pending part (chunks come in key order).
+    pub fn push(&mut self, chunk: &[u8]) {
+        let Some(rx) = self.receiving() else { return };
+        if let Err(reason) = rx.push(chunk) {
+            self.fail(reason);
+        }
+    }
+
+    /// Room for the next chunk, `len` bytes, of the next pending part, for the caller to copy
+    /// the chunk into; it is taken in ([`Feed::push`]) at the next call. A host that reads a
+    /// part's chunks a page at a time never holds the whole part, and neither does the feed.
+    /// `None` when nothing is pending, when the chunks run past the part's length, or when
+    /// that much memory cannot be had: the snapshot is then unusable, and the chunk is to be
+    /// skipped.
+    pub fn receive(&mut self, len: usize) -> Option<&mut [u8]> {
+        self.take_staged();
+        let rx = self.receiving()?;
+        if rx.got.saturating_add(len as u64) > rx.part.len {
+            let reason =
+                format!("part {}: its chunks hold more than its {} bytes", rx.part.id, rx.part.len);
+            self.fail(reason);
+            return None;
+        }
+        self.room.clear();
+        if self.room.try_reserve_exact(len).is_err() {
+            self.fail(format!("a chunk of {len} bytes: not enough memory to read it"));
+            return None;
+        }
+        self.room.resize(len, 0);
+        self.staged = true;
+        Some(self.room.as_mut_slice())
+    }
+
+    /// Ends the part whose chunks were pushed or received: checks it against the head (chunk
+    /// count, length, hash) and adds what was decoded.
+    pub fn received(&mut self) {
+        self.take_staged();
+        let Some(rx) = self.receiving().map(|_| ()).and(self.receiving.take()) else { return };
+        match rx.end().and_then(|part| self.assembler.add(part).map_err(|e| e.to_string())) {
+            Ok(()) => self.added += 1,
+            Err(reason) => self.fail(reason),
+        }
+    }
+
+    /// The part being received, started when its first chunk comes (`None` when no part is
+    /// pending).
+    fn receiving(&mut self) -> Option<&mut Receiving> {
+        if self.receiving.is_none() {
+            let p = self.pending().next()?.clone();
+            match Receiving::new(p, &self.assembler) {
+                Ok(rx) => self.receiving = Some(rx),
+                Err(reason) => {
+                    self.fail(reason);
+                    return None;
+                }
+            }
+        }
+        self.receiving.as_mut()
+    }
+
+    /// Pushes the chunk [`Feed::receive`] gave room for, if any.
+    fn take_staged(&mut self) {
+        if std::mem::take(&mut self.staged) {
+            let room = std::mem::take(&mut self.room);
+            self.push(&room);
+            self.room = room;
+        }
+    }
+
+    fn fail(&mut self, reason: String) {
+        self.failed.get_or_insert(reason);
+        self.receiving = None;
+        self.staged = false;
+        self.room = Vec::new();
+    }
+
+    /// The decoded snapshot, or why it is unusable (a part missing counts).
+    pub fn finish(self) -> std::result::Result<Snapshot, String> {
+        if let Some(reason) = self.failed {
+            return Err(reason);
+        }
+        if self.added < self.parts.len() {
+            return Err(format!("{} of its {} parts were read", self.added, self.parts.len()));
+        }
+        let (episodes, bm25, vectors) = self.assembler.finish().map_err(|e| e.to_string())?;
+        let Feed { watermark, next_part, parts, .. } = self;
+        Ok(Snapshot { watermark, parts, next_part, episodes, bm25, vectors })
+    }
+}
+
+/// The head and part bytes of `ns`'s snapshot, checked by length and hash (not decoded).
+#[cfg(test)]
+pub(crate) fn stored(
+    store: &impl KvStore,
+    ns: &Namespace,
+) -> Result<Option<std::result::Result<Stored, String>>> {
+    let (watermark, _, parts) = match head(store, ns)? {
+        None => return Ok(None),
+        Some(Err(reason)) => return Ok(Some(Err(reason))),
+        Some(Ok(h)) => h,
+    };
+    let mut blobs = Vec::with_capacity(parts.len());
+    for p in &parts {
+        let (blob, count) = chunks(store, ns, p)?;
+        if let Err(reason) = check(p, &blob, count) {
+            return Ok(Some(Err(reason)));
+        }
+        blobs.push(blob);
+    }
+    Ok(Some(Ok(Stored { watermark, parts, blobs })))
+}
+
+/// The head of `ns`'s snapshot: (watermark, next part id, parts).
+fn head(store: &impl KvStore, ns: &Namespace) -> Result<Option<std::result::Result<Head, String>>> {
+    let Some(head) = store.get(&ns.key(Table::Snapshot, b"head"))? else { return Ok(None) };
+    let parsed = (|| {
+        let mut r = Reader::new(open(&head, HEAD_KIND, "snapshot head")?, "snapshot head");
+        let layout = r.str()?.to_string();
+        if layout != LAYOUT {
+            return Ok(Err(format!("layout {layout:?}, this build reads {LAYOUT:?}")));
+        }
+        let (watermark, next_part, n) = (r.u64()?, r.u64()?, r.u32()? as usize);
+        let mut parts = Vec::with_capacity(n.min(r.remaining() / 41));
+        for _ in 0..n {
+            let (id, kind, lo, hi) = (r.u64()?, r.u8()?, r.u64()?, r.u64()?);
+            let (chunks, len, hash) = (r.u32()?, r.u64()?, r.u64()?);
+            parts.push(Part { id, kind, lo, hi, chunks, len, hash });
+        }
+        r.end()?;
+        Ok::<_, crate::error::Error>(Ok((watermark, next_part, parts)))
+    })();
+    Ok(Some(match parsed {
+        Ok(h) => h,
+        Err(e) => Err(format!("unreadable head: {e}")),
+    }))
+}
+
+/// The part being received: its bytes hashed and cut into fields as they arrive.
+struct Receiving {
+    part: Part,
+    hasher: Hasher,
+    chunks: u32,
+    got: u64,
+    decoder: Decoder,
+}
+
+enum Decoder {
+    Episodes(Cutter<EpisodesFields>),
+    Segment(Cutter<SegmentFields>),
+}
+
+impl Receiving {
+    fn new(part: Part, assembler: &Assembler) -> std::result::Result<Self, String> {
+        let fail = |e: crate::error::Error| format!("part {}: {e}", part.id);
+        let len = usize::try_from(part.len)
+            .map_err(|_| format!("part {} of {} bytes", part.id, part.len))?;
+        let decoder = match part.kind {
+            EPISODES => {
+                let fields = assembler.episodes(part.lo, part.hi, len).map_err(fail)?;
+                Decoder::Episodes(Cutter::new(fields, len).map_err(fail)?)
+            }
+            SEGMENT => {
+                Decoder::Segment(Cutter::new(assembler.segment(part.lo), len).map_err(fail)?)
+            }
+            kind => return Err(format!("part {} of unknown kind {kind}", part.id)),
+        };
+        Ok(Receiving { part, hasher: Hasher::new(), chunks: 0, got: 0, decoder })
+    }
+
+    /// Takes the part's next chunk.
+    fn push(&mut self, chunk: &[u8]) -> std::result::Result<(), String> {
+        self.chunks = self.chunks.saturating_add(1);
+        self.got = self.got.saturating_add(chunk.len() as u64);
+        if self.got > self.part.len {
+            return Err(format!(
+                "part {}: its chunks hold more than its {} bytes",
+                self.part.id, self.part.len
+            ));
+        }
+        self.hasher.update(chunk);
+        let pushed = match &mut self.decoder {
+            Decoder::Episodes(c) => c.push(chunk),
+            Decoder::Segment(c) => c.push(chunk),
+        };
+        pushed.map_err(|e| format!("part {}: {e}", self.part.id))
+    }
+
+    /// The part's decoder, once its bytes check out against the head.
+    fn end(self) -> std::result::Result<PartFields, String> {
+        let p = &self.part;
+        if self.chunks != p.chunks || self.got != p.len || self.hasher.finish() != p.hash {
+            return Err(format!(
+                "part {}: {} chunks of {} bytes where the head says {} of {}, or the hash \
+                 differs",
+                p.id, self.chunks, self.got, p.chunks, p.len
+            ));
+        }
+        let fail = |e: crate::error::Error| format!("part {}: {e}", p.id);
+        match self.decoder {
+            Decoder::Episodes(c) => c.finish().map(PartFields::Episodes).map_err(fail),
+            Decoder::Segment(c) => c.finish().map(PartFields::Segment).map_err(fail),
+        }
+    }
+}
+
+/// The bytes of part `p`'s chunks, concatenated, and how many chunks there were.
+#[cfg(test)]
+fn chunks(store: &impl KvStore, ns: &Namespace, p: &Part) -> Result<(Vec<u8>, u32)> {
+    let mut blob = Vec::new();
+    let mut count = 0u32;
+    scan_pages(store, &part_prefix(ns, p.id), None, CHUNKS_PER_PAGE, |_, v| {
+        blob.extend_from_slice(v);
+        count = count.saturating_add(1);
+        Ok(())
+    })?;
+    Ok((blob, count))
+}
+
+/// Checks part `p`'s bytes (from `count` chunks) against its head entry: count, length, hash.
+#[cfg(test)]
+fn check(p: &Part, blob: &[u8], count: u32) -> std::result::Result<(), String> {
+    if count != p.chunks || blob.len() as u64 != p.len || hash(blob) != p.hash {
+        return Err(format!("part {}: chunks, length or hash differ from the head", p.id));
+    }
+    Ok(())
+}
+
+/// Decodes the parts of a snapshot (`blobs[i]` holds `parts[i]`, taken as one chunk; the
+/// head's chunk counts are not checked).
+#[cfg(test)]
+pub(crate) fn decode(
+    parts: &[Part],
+    blobs: &[Vec<u8>],
+    watermark: u64,
+    dim: usize,
+    config: VectorConfig,
+) -> std::result::Result<(Episodes, Bm25, VectorIndex), String> {
+    let mut assembler = Assembler::new(watermark, dim, config);
+    for (p, blob) in parts.iter().zip(blobs) {
+        let mut rx = Receiving::new(Part { chunks: 1, ..p.clone() }, &assembler)?;
+        rx.push(blob)?;
+        assembler.add(rx.end()?).map_err(|e| e.to_string())?;
+    }
+    assembler.finish().map_err(|e| e.to_string())
+}
