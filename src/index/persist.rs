@@ -62,7 +62,7 @@ impl Bm25 {
         }
         // Per term: the plain keys in range, then the extra parts' keys in range (all above
         // `mask`, so the list stays in ascending order).
-        let mut terms: Vec<(&String, Vec<(u64, u32)>)> = Vec::new();
+        let mut terms: Vec<(&str, Vec<(u64, u32)>)> = Vec::new();
         for (term, list) in &self.postings {
             let mut cut: Vec<(u64, u32)> =
                 list.from(lo).take_while(|p| p.0 < hi.min(mask.saturating_add(1))).collect();
@@ -70,7 +70,7 @@ impl Bm25 {
                 cut.extend(list.from(high).filter(|p| within(p.0)));
             }
             if !cut.is_empty() {
-                terms.push((term, cut));
+                terms.push((term.as_str(), cut));
             }
         }
         terms.sort_unstable_by(|a, b| a.0.cmp(b.0));
@@ -146,7 +146,7 @@ impl Bm25 {
         let terms = r.u32()? as usize;
         index.postings.reserve(terms.min(r.remaining() / 8));
         for _ in 0..terms {
-            let term = r.str()?.to_string();
+            let term = super::bm25::Term::from(r.str()?);
             let n = r.var()? as usize;
             let list = Postings::read(r, n, &term)?;
             index.postings.insert(term, list);

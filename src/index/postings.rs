@@ -13,6 +13,8 @@
 //! case: ids grow) writes its pair at the end; inserting or removing elsewhere re-encodes the
 //! list.
 
+use smallvec::SmallVec;
+
 use crate::error::Result;
 use crate::store::codec::Reader;
 
@@ -20,11 +22,17 @@ use crate::store::codec::Reader;
 pub const SKIP: usize = 16;
 
 /// A posting list (module docs).
+///
+/// Most terms of a large index occur once (a name, a number, an id), so a short list costs
+/// little: up to 8 bytes of postings sit in the struct itself, and the skip entries of a list
+/// longer than [`SKIP`] behind one pointer; 20 bytes in wasm32, with no allocation of its own
+/// for a list of one or two postings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Postings {
-    bytes: Vec<u8>,
-    skips: Vec<(u64, u32)>,
-    last: u64,
+    bytes: SmallVec<[u8; 8]>,
+    // Boxed so that a short list pays one pointer for the skips it does not have, not a Vec.
+    #[allow(clippy::box_collection)]
+    skips: Option<Box<Vec<(u64, u32)>>>,
     n: u32,
 }
 
@@ -71,7 +79,7 @@ fn var(rest: &mut &[u8]) -> Option<u64> {
     None
 }
 
-fn push_var(bytes: &mut Vec<u8>, mut v: u64) {
+fn push_var(bytes: &mut SmallVec<[u8; 8]>, mut v: u64) {
     while v >= 0x80 {
         bytes.push(v as u8 | 0x80);
         v >>= 7;
@@ -84,11 +92,14 @@ impl Postings {
     /// of order are skipped).
     pub fn from_sorted(pairs: impl IntoIterator<Item = (u64, u32)>) -> Self {
         let mut list = Self::default();
+        let mut last = None;
         for (id, tf) in pairs {
-            list.push(id, tf);
+            if last.is_none_or(|last| id > last) {
+                list.append(last, id, tf);
+                last = Some(id);
+            }
         }
-        list.bytes.shrink_to_fit();
-        list.skips.shrink_to_fit();
+        list.shrink_to_fit();
         list
     }
 
@@ -98,10 +109,11 @@ impl Postings {
     pub fn read(r: &mut Reader, n: usize, term: &str) -> Result<Self> {
         let start = r.rest();
         let mut list = Self::default();
+        let mut skips = Vec::new();
         let mut id = 0u64;
         for i in 0..n {
             if i > 0 && i.is_multiple_of(SKIP) {
-                list.skips.push((id, (start.len() - r.remaining()) as u32));
+                skips.push((id, (start.len() - r.remaining()) as u32));
             }
             let gap = r.var()?;
             if gap == 0 && i > 0 {
@@ -111,9 +123,10 @@ impl Postings {
             u32::try_from(r.var()?).map_err(|_| r.corrupt("term frequency".into()))?;
         }
         let n = u32::try_from(n).map_err(|_| r.corrupt(format!("{n} postings")))?;
-        list.bytes = start[..start.len() - r.remaining()].to_vec();
-        list.skips.shrink_to_fit();
-        (list.last, list.n) = (id, n);
+        list.bytes = SmallVec::from_slice(&start[..start.len() - r.remaining()]);
+        skips.shrink_to_fit();
+        list.skips = (!skips.is_empty()).then(|| Box::new(skips));
+        list.n = n;
         Ok(list)
     }
 
@@ -129,7 +142,11 @@ impl Postings {
 
     /// The highest document in the list.
     pub fn last(&self) -> Option<u64> {
-        (self.n > 0).then_some(self.last)
+        self.block_of(u64::MAX).last().map(|p| p.0)
+    }
+
+    fn skips(&self) -> &[(u64, u32)] {
+        self.skips.as_deref().map_or(&[], Vec::as_slice)
     }
 
     /// Every pair, in ascending document order.
@@ -140,10 +157,11 @@ impl Postings {
     /// The pairs from the block that would hold document `id`: every pair at or above `id`,
     /// preceded by at most [`SKIP`] − 1 below it.
     fn block_of(&self, id: u64) -> Iter<'_> {
-        match self.skips.partition_point(|s| s.0 < id) {
+        let skips = self.skips();
+        match skips.partition_point(|s| s.0 < id) {
             0 => self.iter(),
             b => {
-                let (prev, at) = self.skips[b - 1];
+                let (prev, at) = skips[b - 1];
                 Iter { rest: self.bytes.get(at as usize..).unwrap_or_default(), prev }
             }
         }
@@ -156,9 +174,6 @@ impl Postings {
 
     /// The frequency of the term in document `id` (`None`: the document does not hold it).
     pub fn tf(&self, id: u64) -> Option<u32> {
-        if self.n == 0 || id > self.last {
-            return None;
-        }
         // Recall asks this for every candidate and query term: the gaps are summed and the
         // frequencies passed over without decoding them, until the block reaches `id`.
         let Iter { mut rest, mut prev } = self.block_of(id);
@@ -175,22 +190,28 @@ impl Postings {
     /// Adds document `id` above every document in the list; an `id` at or below the last one is
     /// inserted in order instead ([`Postings::insert`]).
     pub fn push(&mut self, id: u64, tf: u32) {
-        if self.n > 0 && id <= self.last {
+        let last = self.last();
+        if last.is_some_and(|last| id <= last) {
             return self.insert(id, tf);
         }
+        self.append(last, id, tf);
+    }
+
+    /// Appends document `id` after `last`, the list's last document (`None`: it is empty).
+    fn append(&mut self, last: Option<u64>, id: u64, tf: u32) {
+        let prev = last.unwrap_or(0);
         if self.n > 0 && (self.n as usize).is_multiple_of(SKIP) {
-            self.skips.push((self.last, self.bytes.len() as u32));
+            let at = self.bytes.len() as u32;
+            self.skips.get_or_insert_with(Box::default).push((prev, at));
         }
-        let prev = if self.n == 0 { 0 } else { self.last };
         push_var(&mut self.bytes, id - prev);
         push_var(&mut self.bytes, u64::from(tf));
-        self.last = id;
         self.n += 1;
     }
 
     /// Sets the frequency of document `id`, adding it in order when absent.
     pub fn insert(&mut self, id: u64, tf: u32) {
-        if self.n == 0 || id > self.last {
+        if self.last().is_none_or(|last| id > last) {
             return self.push(id, tf);
         }
         let mut pairs: Vec<(u64, u32)> = self.iter().collect();
@@ -214,12 +235,16 @@ impl Postings {
     /// Releases the spare capacity appending left.
     pub fn shrink_to_fit(&mut self) {
         self.bytes.shrink_to_fit();
-        self.skips.shrink_to_fit();
+        if let Some(skips) = self.skips.as_mut() {
+            skips.shrink_to_fit();
+        }
     }
 
     /// Approximate bytes held beside the struct itself.
     pub fn memory(&self) -> usize {
-        self.bytes.capacity() + self.skips.capacity() * 16
+        let bytes = if self.bytes.spilled() { self.bytes.capacity() } else { 0 };
+        let skips = self.skips.as_ref().map_or(0, |s| 24 + s.capacity() * 16);
+        bytes + skips
     }
 }
 
@@ -323,6 +348,11 @@ mod tests {
     #[test]
     fn a_posting_takes_bytes_not_a_pair() {
         let list = Postings::from_sorted((1..=10_000u64).map(|id| (id * 3, 1)));
-        assert_eq!(list.memory(), 2 * 10_000 + (10_000 - 1) / SKIP * 16);
+        assert_eq!(list.memory(), 2 * 10_000 + 24 + (10_000 - 1) / SKIP * 16);
+        // A term's one or two postings allocate nothing.
+        assert_eq!(Postings::from_sorted([(123_456, 1)]).memory(), 0);
+        assert_eq!(Postings::from_sorted([(5, 1), (123_456, 2)]).memory(), 0);
+        let size = std::mem::size_of::<Postings>();
+        assert!(size <= 5 * std::mem::size_of::<usize>(), "{size} bytes");
     }
 }

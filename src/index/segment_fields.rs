@@ -166,6 +166,9 @@ impl VectorIndex {
             _ => return Err(fields.corrupt("its bytes end before its graph".into())),
         };
         let s = self.segments.len();
+        // Reserved once: a table grown step by step leaves its smaller copies behind as
+        // holes in a wasm heap, which never shrinks.
+        self.loc.reserve(seg.flat.ids.len());
         for (row, id) in seg.flat.ids.iter().enumerate() {
             self.loc.insert(*id, Loc::Sealed(s, row as u32));
         }
