@@ -190,7 +190,8 @@ pub fn store(n: usize, queries: usize, clock: &mut dyn FnMut() -> f64) -> StoreR
         let ms = clock() - start;
         calls += 1;
         longest = longest.max(ms);
-        if r.snapshots > 0 {
+        // Calls that wrote snapshot bytes (segment parts written ahead, or the head's call).
+        if r.snapshot_bytes > 0 {
             snapshot_ms += ms;
             snapshot_bytes += r.snapshot_bytes;
         } else {

@@ -159,6 +159,7 @@ fn write_snapshot(
     space.folded();
     space.snap.watermark = written.watermark;
     space.snap.parts = written.parts;
+    space.snap.pending.clear();
     space.snap.next_part = written.next_part;
     if written.full {
         space.snap.dirty.clear();
@@ -170,7 +171,7 @@ fn write_snapshot(
 /// before anything changes: `engine::lazy`).
 fn stale_keys(store: &impl KvStore, space: &Space, ns: &Namespace) -> Result<Vec<Vec<u8>>> {
     if space.snap.parts.is_empty() {
-        snapshot::stale_keys(store, ns)
+        snapshot::stale_keys(store, ns, &space.snap.pending)
     } else {
         Ok(Vec::new())
     }
@@ -185,9 +186,9 @@ pub struct Maintenance {
     pub merges: usize,
     /// Segments after the step, over all loaded namespaces.
     pub segments: usize,
-    /// Snapshots written.
+    /// Snapshots written (heads that list new parts).
     pub snapshots: usize,
-    /// Their total size (bytes).
+    /// Bytes of snapshot parts written, segment parts written ahead of a head included.
     pub snapshot_bytes: usize,
     /// Work units spent (see [`Engine::maintain`]).
     pub work: u64,
@@ -205,6 +206,11 @@ pub const MAINTAIN_BUDGET: u64 = 2_000_000;
 /// costs about as much as one distance computation of a graph build (in wasm at 100k, 83.6 MB
 /// of snapshot took 0.46 s and 2,000,000 distances 0.2–0.3 s).
 pub const SNAPSHOT_BYTES_PER_UNIT: usize = 24;
+
+/// Bytes of segment parts one budgeted [`Engine::maintain`] call writes at most
+/// (`persist::snapshot::ahead`): the batch a call builds stays small beside the namespace,
+/// whatever the budget (a Worker isolate's 128 MB hold both).
+pub const SNAPSHOT_SLICE_BYTES: usize = 8 << 20;
 
 /// Whether `maintain` writes a snapshot of `space` now: enough changes since the last one, or
 /// a graph built since then that a restart would have to build again.
@@ -600,10 +606,14 @@ impl<S: KvStore> Engine<S> {
     /// delta). Then, unless the builds took more than half the budget, it writes a snapshot of
     /// each namespace with at least `Config::snapshot_after` changes since its last one, or
     /// with a graph built since, so the next cold open reads the indexes instead of rebuilding
-    /// them (`engine::persist::snapshot`). A snapshot is written whole (the one call that may
-    /// run past its budget: a full rewrite's size is the namespace's) and counts one unit per
-    /// [`SNAPSHOT_BYTES_PER_UNIT`] bytes; one deferred for want of budget is written by a later
-    /// call (the records hold every change meanwhile).
+    /// them (`engine::persist::snapshot`). Under a budget, the new segments' parts are written
+    /// first, a slice of at most the budget's worth and [`SNAPSHOT_SLICE_BYTES`] a call, ahead
+    /// of the head, which lists their progress so a restart goes on from it; once they are all
+    /// written, a call whose builds left half its budget writes the episodes part and the head
+    /// (that part is written whole: a full rewrite's is the size of the episodes' records and
+    /// BM25 documents). Snapshot bytes count one unit per [`SNAPSHOT_BYTES_PER_UNIT`]; without a
+    /// budget a snapshot is written whole in one call. Until it is written, the records hold
+    /// every change.
     pub fn maintain(&mut self, force: bool, budget: Option<u64>) -> Result<Maintenance> {
         let budget = budget.unwrap_or(u64::MAX);
         // Every read first: a host that keeps snapshots in its own storage may have to hand
@@ -630,12 +640,32 @@ impl<S: KvStore> Engine<S> {
             if !snapshot_due(space, &self.config) {
                 continue;
             }
-            // Not when the builds took more than half the budget: a snapshot is written whole.
+            let ns = Namespace::new(name)?;
+            if budget != u64::MAX {
+                // New segments first, a slice a call, ahead of the head that will list them.
+                let left = usize::try_from(budget.saturating_sub(total.work)).unwrap_or(usize::MAX);
+                let allowance =
+                    left.saturating_mul(SNAPSHOT_BYTES_PER_UNIT).min(SNAPSHOT_SLICE_BYTES);
+                let chunk = self.config.snapshot_chunk;
+                if let Some(a) =
+                    snapshot::ahead(&space.vectors, &space.snap, &ns, chunk, allowance)?
+                {
+                    self.store.write(&a.batch)?;
+                    space.snap.pending = a.pending;
+                    space.snap.next_part = a.next_part;
+                    total.snapshot_bytes += a.bytes;
+                    total.work += (a.bytes / SNAPSHOT_BYTES_PER_UNIT) as u64;
+                }
+                if !space.snap.segments_ready(&space.vectors.segment_serials()) {
+                    total.done = false;
+                    continue;
+                }
+            }
+            // Not when the builds took more than half the budget: the rest is written whole.
             if total.work > budget / 2 {
                 total.done = false;
                 continue;
             }
-            let ns = Namespace::new(name)?;
             let bytes = write_snapshot(&mut self.store, space, &ns, &self.config, stale)?;
             total.snapshot_bytes += bytes;
             total.snapshots += 1;

@@ -175,6 +175,7 @@ impl Space {
     fn restore(&mut self, snap: Snapshot) {
         self.snap.watermark = snap.watermark;
         self.snap.parts = snap.parts;
+        self.snap.pending = snap.pending;
         self.snap.next_part = snap.next_part;
         self.bm25 = snap.bm25;
         self.vectors = snap.vectors;

@@ -29,7 +29,7 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use super::FastMap as HashMap;
-use crate::store::codec::{Reader, Writer};
+use crate::store::codec::{Reader, Sink};
 
 /// Links per row on the upper levels.
 pub const M: usize = 16;
@@ -314,19 +314,22 @@ impl Graph {
     }
 
     /// Appends the byte form (module docs).
-    pub(super) fn encode(&self, w: &mut Writer) {
-        w.u32(self.levels.len() as u32).u32(self.entry);
-        w.raw(&self.levels);
-        for &n in &self.zero {
-            w.u32(n);
-        }
+    pub(super) fn encode(&self, w: &mut impl Sink) {
+        w.put(&(self.levels.len() as u32).to_le_bytes());
+        w.put(&self.entry.to_le_bytes());
+        w.put(&self.levels);
+        put_words(w, &self.zero);
         for (row, &level) in self.levels.iter().enumerate() {
             if level > 0 {
-                for &n in self.upper[&(row as u32)].iter() {
-                    w.u32(n);
-                }
+                put_words(w, self.upper.get(&(row as u32)).map_or(&[], |l| &l[..]));
             }
         }
+    }
+
+    /// The length of the byte form.
+    pub(super) fn encoded_len(&self) -> usize {
+        let upper: usize = self.levels.iter().map(|&l| usize::from(l) * M).sum();
+        8 + self.levels.len() + (self.zero.len() + upper) * 4
     }
 
     /// Reads the byte form of a graph over `rows` rows, refusing one whose links or entry
@@ -412,6 +415,20 @@ impl Graph {
     }
 }
 
+/// Puts `words` little-endian, a block at a time (skipped when the sink keeps none of them).
+pub(super) fn put_words(w: &mut impl Sink, words: &[u32]) {
+    if !w.needs(words.len() * 4) {
+        return w.skip(words.len() * 4);
+    }
+    let mut buf = [0u8; 1024];
+    for block in words.chunks(buf.len() / 4) {
+        for (out, word) in buf.chunks_exact_mut(4).zip(block) {
+            out.copy_from_slice(&word.to_le_bytes());
+        }
+        w.put(&buf[..block.len() * 4]);
+    }
+}
+
 /// The paper's neighbour-selection heuristic: walk `found` (nearest first) and keep a
 /// candidate when it is nearer to the base than to every candidate kept so far, up to `max`.
 /// Returns the kept ones and the distances computed.
@@ -440,6 +457,7 @@ fn select(found: &[Near], max: usize, dist: &impl Fn(u32, u32) -> f32) -> (Vec<N
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::codec::Writer;
 
     fn points(n: usize, dim: usize) -> Vec<Vec<f32>> {
         (0..n as u64).map(|i| crate::index::vectors::tests::unit(i, dim)).collect()

@@ -33,7 +33,7 @@ use super::hnsw::Graph;
 use super::postings::Postings;
 use super::vectors::{Flat, Loc, QVec, Segment, VectorConfig, VectorIndex};
 use crate::error::{Error, Result};
-use crate::store::codec::{Reader, Writer};
+use crate::store::codec::{section, Reader, Sink, Window, Writer};
 
 impl Bm25 {
     /// Appends the index's byte form (module docs) to `w`.
@@ -159,14 +159,30 @@ fn le_chunks<const N: usize>(bytes: &[u8]) -> impl Iterator<Item = [u8; N]> + '_
     bytes.chunks_exact(N).map(|c| c.try_into().expect("chunks_exact"))
 }
 
-fn encode_segment(seg: &Segment, w: &mut Writer) {
+/// Puts `seg`'s byte form (`segment`, module docs) without building any of it beside the
+/// segment, so a [`Window`](crate::store::codec::Window) can take a slice of it.
+fn encode_segment(seg: &Segment, w: &mut impl Sink) {
     let f = &seg.flat;
-    let ids: Vec<u8> = f.ids.iter().flat_map(|i| i.to_le_bytes()).collect();
-    let scales: Vec<u8> = f.scales.iter().flat_map(|s| s.to_le_bytes()).collect();
-    let data: Vec<u8> = f.data.iter().map(|&x| x as u8).collect();
-    let mut graph = Writer::new();
-    seg.graph.encode(&mut graph);
-    w.u32(f.ids.len() as u32).bytes(&ids).bytes(&scales).bytes(&data).bytes(&graph.finish());
+    let rows = f.ids.len();
+    w.put(&(rows as u32).to_le_bytes());
+    section(w, rows * 8, |w| f.ids.iter().for_each(|id| w.put(&id.to_le_bytes())));
+    section(w, rows * 4, |w| f.scales.iter().for_each(|s| w.put(&s.to_le_bytes())));
+    section(w, f.data.len(), |w| {
+        let mut buf = [0u8; 4096];
+        for block in f.data.chunks(buf.len()) {
+            for (out, &x) in buf.iter_mut().zip(block) {
+                *out = x as u8;
+            }
+            w.put(&buf[..block.len()]);
+        }
+    });
+    section(w, seg.graph.encoded_len(), |w| seg.graph.encode(w));
+}
+
+/// The length of [`encode_segment`]'s bytes.
+fn segment_len(seg: &Segment) -> usize {
+    let rows = seg.flat.ids.len();
+    4 + 4 + rows * 8 + 4 + rows * 4 + 4 + seg.flat.data.len() + 4 + seg.graph.encoded_len()
 }
 
 /// Reads segment number `s` (in search order) of the index, giving it `serial`.
@@ -207,6 +223,20 @@ impl VectorIndex {
         }
         self.encode_rows(w, |_| true);
         Ok(())
+    }
+
+    /// The length of sealed segment `serial`'s byte form (`None`: there is none).
+    pub fn segment_len(&self, serial: u64) -> Option<usize> {
+        self.segments.iter().find(|s| s.serial == serial).map(segment_len)
+    }
+
+    /// Bytes `[start, start + len)` of sealed segment `serial`'s byte form (`None`: there is
+    /// none): a segment part written a slice at a time, never held whole.
+    pub fn segment_slice(&self, serial: u64, start: usize, len: usize) -> Option<Vec<u8>> {
+        let seg = self.segments.iter().find(|s| s.serial == serial)?;
+        let mut w = Window::new(start, len);
+        encode_segment(seg, &mut w);
+        Some(w.finish())
     }
 
     /// Appends sealed segment `serial` (`segment` in the module docs); false when there is none.
@@ -294,6 +324,30 @@ impl VectorIndex {
 mod tests {
     use super::*;
     use crate::index::vectors::tests::unit;
+
+    #[test]
+    fn a_segment_written_in_slices_is_the_segment_written_whole() {
+        let config = VectorConfig { seal_at: 100, ..VectorConfig::default() };
+        let mut v = VectorIndex::new(32, config);
+        for id in 0..300u64 {
+            v.insert(id, &unit(id, 32));
+        }
+        v.maintain(true, u64::MAX);
+        for serial in v.segment_serials() {
+            let mut w = Writer::new();
+            assert!(v.encode_segment(serial, &mut w).unwrap());
+            let whole = w.finish();
+            assert_eq!(v.segment_len(serial), Some(whole.len()));
+            for size in [1, 7, 512, 4096, whole.len()] {
+                let mut sliced = Vec::new();
+                while sliced.len() < whole.len() {
+                    sliced.extend(v.segment_slice(serial, sliced.len(), size).unwrap());
+                }
+                assert_eq!(sliced, whole, "slices of {size}");
+            }
+        }
+        assert_eq!(v.segment_len(u64::MAX), None);
+    }
 
     #[test]
     fn indexes_read_back_answer_exactly_as_written() {

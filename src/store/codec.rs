@@ -56,6 +56,77 @@ pub fn open<'a>(bytes: &'a [u8], kind: u8, what: &str) -> Result<&'a [u8]> {
     Ok(&body[6..])
 }
 
+/// Where an encoder of a large byte form puts its bytes: a [`Writer`] keeps them all, a
+/// [`Window`] only a range of them, so a form too large to hold whole can be written a slice
+/// at a time without being held (a snapshot's vector segment: `engine::persist::snapshot`).
+pub trait Sink {
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]);
+    /// False when none of the next `n` bytes would be kept: the encoder may [`Sink::skip`]
+    /// them instead of computing them.
+    fn needs(&self, _n: usize) -> bool {
+        true
+    }
+    /// Counts `n` bytes that [`Sink::needs`] said would not be kept (a [`Writer`], which keeps
+    /// everything, is never asked to).
+    fn skip(&mut self, _n: usize) {}
+}
+
+impl Sink for Writer {
+    fn put(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+}
+
+/// A [`Sink`] that keeps the bytes at offsets `[start, end)` of what is put into it.
+#[derive(Debug)]
+pub struct Window {
+    start: usize,
+    end: usize,
+    /// Bytes put or skipped so far.
+    pos: usize,
+    buf: Vec<u8>,
+}
+
+impl Window {
+    /// A window on the `len` bytes from offset `start`.
+    pub fn new(start: usize, len: usize) -> Self {
+        Window { start, end: start.saturating_add(len), pos: 0, buf: Vec::new() }
+    }
+    /// The bytes kept.
+    pub fn finish(self) -> Vec<u8> {
+        self.buf
+    }
+}
+
+impl Sink for Window {
+    fn put(&mut self, bytes: &[u8]) {
+        let (from, to) = (self.pos, self.pos + bytes.len());
+        let (lo, hi) = (from.max(self.start), to.min(self.end));
+        if lo < hi {
+            self.buf.extend_from_slice(&bytes[lo - from..hi - from]);
+        }
+        self.pos = to;
+    }
+    fn needs(&self, n: usize) -> bool {
+        self.pos < self.end && self.pos + n > self.start
+    }
+    fn skip(&mut self, n: usize) {
+        self.pos += n;
+    }
+}
+
+/// Puts a length-prefixed section of `len` bytes that `write` produces, unless the sink
+/// needs none of them.
+pub fn section<S: Sink>(sink: &mut S, len: usize, write: impl FnOnce(&mut S)) {
+    sink.put(&(len as u32).to_le_bytes());
+    if sink.needs(len) {
+        write(sink);
+    } else {
+        sink.skip(len);
+    }
+}
+
 /// Appends fields to a payload.
 #[derive(Debug, Default)]
 pub struct Writer {

@@ -9,7 +9,8 @@ use super::assemble::{Assembler, PartFields};
 #[cfg(test)]
 use super::snapshot::hash;
 use super::snapshot::{
-    part_prefix, Hasher, Part, Snapshot, CHUNKS_PER_PAGE, EPISODES, HEAD_KIND, LAYOUT, SEGMENT,
+    part_prefix, read_pending, Hasher, Part, Pending, Snapshot, CHUNKS_PER_PAGE, EPISODES,
+    HEAD_KIND, LAYOUT, SEGMENT,
 };
 #[cfg(test)]
 use crate::engine::episodes::Episodes;
@@ -35,7 +36,7 @@ pub(crate) struct Stored {
     pub blobs: Vec<Vec<u8>>,
 }
 
-type Head = (u64, u64, Vec<Part>);
+type Head = (u64, u64, Vec<Part>, Vec<Pending>);
 
 /// Reads `ns`'s snapshot: `None` when there is none, `Some(Err(reason))` when it is unusable.
 /// Storage failures are errors. Each part is decoded as soon as it is read, so only one
@@ -88,6 +89,8 @@ pub(crate) struct Feed {
     watermark: u64,
     next_part: u64,
     parts: Vec<Part>,
+    /// Segment parts the head lists as written ahead (`snapshot::ahead`).
+    ahead: Vec<Pending>,
     /// Indexes into `parts` in the order they are added.
     order: Vec<usize>,
     assembler: Assembler,
@@ -113,14 +116,14 @@ impl Feed {
         dim: usize,
         config: VectorConfig,
     ) -> Result<Option<Feed>> {
-        let (watermark, next_part, parts, failed) = match head(store, ns)? {
+        let (watermark, next_part, parts, ahead, failed) = match head(store, ns)? {
             None => return Ok(None),
-            Some(Err(reason)) => (0, 0, Vec::new(), Some(reason)),
-            Some(Ok((watermark, next_part, parts))) => {
+            Some(Err(reason)) => (0, 0, Vec::new(), Vec::new(), Some(reason)),
+            Some(Ok((watermark, next_part, parts, ahead))) => {
                 let past = watermark > next_id;
                 let failed =
                     past.then(|| format!("watermark {watermark} is past the next id {next_id}"));
-                (watermark, next_part, parts, failed)
+                (watermark, next_part, parts, ahead, failed)
             }
         };
         let assembler = Assembler::new(watermark, dim, config);
@@ -130,6 +133,7 @@ impl Feed {
             watermark,
             next_part,
             parts,
+            ahead,
             order,
             assembler,
             added: 0,
@@ -147,6 +151,7 @@ impl Feed {
             watermark: 0,
             next_part: 0,
             parts: Vec::new(),
+            ahead: Vec::new(),
             order: Vec::new(),
             assembler,
             added: 0,
@@ -258,8 +263,8 @@ impl Feed {
             return Err(format!("{} of its {} parts were read", self.added, self.parts.len()));
         }
         let (episodes, bm25, vectors) = self.assembler.finish().map_err(|e| e.to_string())?;
-        let Feed { watermark, next_part, parts, .. } = self;
-        Ok(Snapshot { watermark, parts, next_part, episodes, bm25, vectors })
+        let Feed { watermark, next_part, parts, ahead: pending, .. } = self;
+        Ok(Snapshot { watermark, parts, pending, next_part, episodes, bm25, vectors })
     }
 }
 
@@ -269,7 +274,7 @@ pub(crate) fn stored(
     store: &impl KvStore,
     ns: &Namespace,
 ) -> Result<Option<std::result::Result<Stored, String>>> {
-    let (watermark, _, parts) = match head(store, ns)? {
+    let (watermark, _, parts, _) = match head(store, ns)? {
         None => return Ok(None),
         Some(Err(reason)) => return Ok(Some(Err(reason))),
         Some(Ok(h)) => h,
@@ -301,8 +306,9 @@ fn head(store: &impl KvStore, ns: &Namespace) -> Result<Option<std::result::Resu
             let (chunks, len, hash) = (r.u32()?, r.u64()?, r.u64()?);
             parts.push(Part { id, kind, lo, hi, chunks, len, hash });
         }
+        let pending = read_pending(&mut r)?;
         r.end()?;
-        Ok::<_, crate::error::Error>(Ok((watermark, next_part, parts)))
+        Ok::<_, crate::error::Error>(Ok((watermark, next_part, parts, pending)))
     })();
     Ok(Some(match parsed {
         Ok(h) => h,

@@ -6,7 +6,11 @@
 //!
 //! ```text
 //! head                      kind 7: layout:str watermark:u64 next_part:u64 parts:u32 part×parts
+//!                           pending:u32 pending×pending
 //! part                      := id:u64 kind:u8 lo:u64 hi:u64 chunks:u32 len:u64 hash:u64
+//! pending                   := id:u64 serial:u64 chunks:u32 len:u64 total:u64 lanes:u64×4
+//!                              tail:bytes   a segment part written ahead (len of total bytes
+//!                                           so far; lanes and tail: its hash's state)
 //! p/<id:u64 BE><i:u32 BE>   chunk i of part `id`, raw bytes (at most Config::snapshot_chunk)
 //! d/<id:u64 BE>             empty: episode `id` (below the watermark) changed after its part
 //!                           was written
@@ -39,6 +43,15 @@
 //! episodes part by one and absorbs the markers; it is chosen when there is no snapshot yet,
 //! when the markers outnumber an eighth of the watermark (and 256), or when there are more than
 //! [`MAX_EPISODE_PARTS`] episodes parts.
+//!
+//! Under a work budget (`Engine::maintain`), the new segments' parts are first written
+//! **ahead**, a slice of whole chunks per call ([`ahead`]), each slice's batch also rewriting
+//! the head with the same parts and watermark plus the progress of the parts written ahead
+//! (`pending`). Nothing reads a pending part, so a crash between slices leaves a snapshot as
+//! good as before; the call that finds every new segment written writes the episodes part and
+//! the head that lists them. A segment lives in memory only until its part is listed, so the
+//! pending parts a namespace is opened with are orphans: the next snapshot write deletes their
+//! chunks, as it does for a part whose segment was merged away before it was listed.
 
 use crate::engine::episodes::{Episodes, Hot};
 use crate::error::Result;
@@ -61,7 +74,7 @@ pub(crate) const MAX_EPISODE_PARTS: usize = 256;
 /// than 128 words indexed as its windows, `engine::space::Space::bm25_insert`), and the graph
 /// encoding it embeds (see `index::persist`). A snapshot of another layout is ignored and
 /// rebuilt.
-pub(crate) const LAYOUT: &str = "mnemo-snapshot/4 parts/1 terms/2 windows/1 hnsw/1";
+pub(crate) const LAYOUT: &str = "mnemo-snapshot/5 parts/1 terms/2 windows/1 hnsw/1";
 
 /// One stored part, as the head lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,9 +90,46 @@ pub(crate) struct Part {
     pub hash: u64,
 }
 
+/// A segment part being written ahead of the head that will list it, a slice per
+/// maintenance call ([`ahead`]). The head lists it as pending with its progress, so that its
+/// chunks are known: after a restart they are deleted by the next snapshot write (the segment
+/// itself was in memory only, and the namespace rebuilds its segments from the records, so
+/// the same serial may name other rows), as they are when the segment is merged away.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Pending {
+    pub id: u64,
+    /// The segment's serial.
+    pub serial: u64,
+    /// Chunks written so far (`p/<id><0..chunks>`).
+    pub chunks: u32,
+    /// Bytes written so far.
+    pub len: u64,
+    /// The part's whole length.
+    pub total: u64,
+    /// [`hash`] of the bytes written so far.
+    pub hasher: Hasher,
+    /// Listed by the head a namespace was opened from: left by another run, to delete.
+    pub orphan: bool,
+}
+
+impl Pending {
+    /// All of the part is written: the next head may list it.
+    pub fn complete(&self) -> bool {
+        self.len == self.total
+    }
+
+    /// The part, as a head lists it once complete.
+    fn part(&self) -> Part {
+        let (id, lo, chunks, len) = (self.id, self.serial, self.chunks, self.len);
+        Part { id, kind: SEGMENT, lo, hi: 0, chunks, len, hash: self.hasher.finish() }
+    }
+}
+
 /// Where the namespace's snapshot stands.
 #[derive(Default)]
 pub(crate) struct SnapState {
+    /// Segment parts written ahead of the head, in the order they are written.
+    pub pending: Vec<Pending>,
     /// First id the stored snapshot does not cover (0: no snapshot).
     pub watermark: u64,
     /// The stored parts, as the head lists them.
@@ -115,6 +165,15 @@ impl SnapState {
         serials.iter().any(|s| !self.parts.iter().any(|p| p.kind == SEGMENT && p.lo == *s))
     }
 
+    /// True when each of the sealed segments of `serials` has a stored part or one written
+    /// ahead whole: the next snapshot writes only its episodes part and head.
+    pub fn segments_ready(&self, serials: &[u64]) -> bool {
+        serials.iter().all(|s| {
+            self.parts.iter().any(|p| p.kind == SEGMENT && p.lo == *s)
+                || self.pending.iter().any(|p| p.serial == *s && p.complete() && !p.orphan)
+        })
+    }
+
     /// Changes the next snapshot would store: episodes past the watermark, and the dirty
     /// markers once a full rewrite is due to absorb them.
     pub fn pending(&self, next_id: u64) -> u64 {
@@ -147,6 +206,7 @@ pub enum Opened {
 pub(crate) struct Snapshot {
     pub watermark: u64,
     pub parts: Vec<Part>,
+    pub pending: Vec<Pending>,
     pub next_part: u64,
     pub episodes: Episodes,
     pub bm25: Bm25,
@@ -190,6 +250,7 @@ fn mix(h: u64, w: u64) -> u64 {
 /// [`hash`] of bytes that arrive in pieces: whole 32-byte blocks feed the four lanes (a block
 /// split between pieces waits in `block`); the length and the last bytes short of a block are
 /// mixed in at the end.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Hasher {
     lanes: [u64; 4],
     block: [u8; 32],
@@ -230,6 +291,26 @@ impl Hasher {
                 *lane = mix(*lane, w);
             }
         }
+    }
+
+    /// Appends the state (`lanes:u64×4 tail:bytes`; the length is the part's `len`).
+    fn encode(&self, w: &mut Writer) {
+        for lane in self.lanes {
+            w.u64(lane);
+        }
+        w.bytes(&self.block[..self.filled]);
+    }
+
+    /// Reads what [`Hasher::encode`] wrote, for `len` bytes hashed.
+    fn decode(r: &mut Reader, len: u64) -> Result<Self> {
+        let lanes = [r.u64()?, r.u64()?, r.u64()?, r.u64()?];
+        let tail = r.bytes()?;
+        if tail.len() >= 32 || tail.len() as u64 != len % 32 {
+            return Err(r.corrupt(format!("a hash state of {} bytes after {len}", tail.len())));
+        }
+        let mut block = [0; 32];
+        block[..tail.len()].copy_from_slice(tail);
+        Ok(Hasher { lanes, block, filled: tail.len(), len })
     }
 
     pub fn finish(&self) -> u64 {
@@ -286,12 +367,20 @@ pub(crate) struct Written {
 
 /// Keys of snapshot chunks no head lists: when a namespace has no usable snapshot (none, a
 /// damaged one, or one of an older layout, whose chunks were under `c/`), its first snapshot
-/// deletes whatever chunks are left, so no part id is reused over old chunks.
-pub(crate) fn stale_keys(store: &impl KvStore, ns: &Namespace) -> Result<Vec<Vec<u8>>> {
+/// deletes whatever chunks are left, so no part id is reused over old chunks — except those of
+/// the `pending` parts it is writing ahead.
+pub(crate) fn stale_keys(
+    store: &impl KvStore,
+    ns: &Namespace,
+    pending: &[Pending],
+) -> Result<Vec<Vec<u8>>> {
+    let keep: Vec<Vec<u8>> = pending.iter().map(|p| part_prefix(ns, p.id)).collect();
     let mut keys = Vec::new();
     for prefix in [&b"c/"[..], b"p/"] {
         scan_pages(store, &ns.key(Table::Snapshot, prefix), None, CHUNKS_PER_PAGE, |k, _| {
-            keys.push(k.to_vec());
+            if !keep.iter().any(|p| k.starts_with(p)) {
+                keys.push(k.to_vec());
+            }
             Ok(())
         })?;
     }
@@ -357,8 +446,18 @@ pub(crate) fn batch(
             delete_part(&mut batch, p);
         }
     }
+    // Parts written ahead: listed when complete and still wanted, else their chunks go.
+    let mut ready = Vec::new();
+    for p in &snap.pending {
+        if p.complete() && !p.orphan && serials.contains(&p.serial) {
+            ready.push(p.part());
+        } else {
+            delete_part(&mut batch, &Part { chunks: p.chunks, ..p.part() });
+        }
+    }
     for serial in serials {
-        match snap.parts.iter().find(|p| p.kind == SEGMENT && p.lo == serial) {
+        let stored = snap.parts.iter().find(|p| p.kind == SEGMENT && p.lo == serial);
+        match stored.or_else(|| ready.iter().find(|p| p.lo == serial)) {
             Some(p) => kept.push(p.clone()),
             None => {
                 let mut w = Writer::new();
@@ -367,13 +466,116 @@ pub(crate) fn batch(
             }
         }
     }
+    batch.put(ns.key(Table::Snapshot, b"head"), head(parts.next_id, next_part, &kept, &[]));
+    Ok(Written { batch, watermark: parts.next_id, parts: kept, next_part, full, bytes })
+}
+
+/// The head record of a snapshot of the ids below `watermark` made of `parts`, with
+/// `pending` segment parts written ahead (module docs).
+fn head(watermark: u64, next_part: u64, parts: &[Part], pending: &[Pending]) -> Vec<u8> {
     let mut head = Writer::new();
-    head.str(LAYOUT).u64(parts.next_id).u64(next_part).u32(kept.len() as u32);
-    for p in &kept {
+    head.str(LAYOUT).u64(watermark).u64(next_part).u32(parts.len() as u32);
+    for p in parts {
         head.u64(p.id).u8(p.kind).u64(p.lo).u64(p.hi).u32(p.chunks).u64(p.len).u64(p.hash);
     }
-    batch.put(ns.key(Table::Snapshot, b"head"), seal(HEAD_KIND, &head.finish()));
-    Ok(Written { batch, watermark: parts.next_id, parts: kept, next_part, full, bytes })
+    head.u32(pending.len() as u32);
+    for p in pending {
+        head.u64(p.id).u64(p.serial).u32(p.chunks).u64(p.len).u64(p.total);
+        p.hasher.encode(&mut head);
+    }
+    seal(HEAD_KIND, &head.finish())
+}
+
+/// Reads the pending entries of a head (module docs), after its parts: orphans of the run that
+/// wrote them.
+pub(super) fn read_pending(r: &mut Reader) -> Result<Vec<Pending>> {
+    let n = r.u32()? as usize;
+    let mut pending = Vec::with_capacity(n.min(r.remaining() / 72));
+    for _ in 0..n {
+        let (id, serial, chunks, len, total) = (r.u64()?, r.u64()?, r.u32()?, r.u64()?, r.u64()?);
+        if len > total {
+            return Err(r.corrupt(format!("pending part {id}: {len} of {total} bytes")));
+        }
+        let hasher = Hasher::decode(r, len)?;
+        pending.push(Pending { id, serial, chunks, len, total, hasher, orphan: true });
+    }
+    Ok(pending)
+}
+
+/// A slice of segment parts written ahead of the head ([`ahead`]), and the state once stored.
+pub(crate) struct Ahead {
+    pub batch: Batch,
+    pub pending: Vec<Pending>,
+    pub next_part: u64,
+    /// Bytes of chunks written.
+    pub bytes: usize,
+}
+
+/// The batch that writes about `allowance` bytes (whole chunks, at least one) of the sealed
+/// segments that have no stored part yet, going on with the parts already written ahead, and
+/// rewrites the head with their progress; it also deletes the chunks of parts written ahead
+/// for segments merged away since. `None` when there is nothing to write. A large first
+/// snapshot is thus spread over maintenance calls: no call holds or writes a whole segment,
+/// and the call that writes the head writes only the episodes part.
+pub(crate) fn ahead(
+    vectors: &VectorIndex,
+    snap: &SnapState,
+    ns: &Namespace,
+    chunk_size: usize,
+    allowance: usize,
+) -> Result<Option<Ahead>> {
+    let serials = vectors.segment_serials();
+    let stored = |serial: u64| snap.parts.iter().any(|p| p.kind == SEGMENT && p.lo == serial);
+    let mut batch = Batch::new();
+    let mut pending = Vec::new();
+    for p in &snap.pending {
+        if serials.contains(&p.serial) && !stored(p.serial) && !p.orphan {
+            pending.push(p.clone());
+        } else {
+            for i in 0..p.chunks {
+                batch.delete(chunk_key(ns, p.id, i));
+            }
+        }
+    }
+    let chunk = chunk_size.max(1);
+    let (mut next_part, mut left, mut bytes) = (snap.next_part.max(1), allowance, 0);
+    for &serial in serials.iter().filter(|&&s| !stored(s)) {
+        if left == 0 {
+            break;
+        }
+        let i = match pending.iter().position(|p| p.serial == serial) {
+            Some(i) => i,
+            None => {
+                let Some(total) = vectors.segment_len(serial) else { continue };
+                let (chunks, len, total, hasher) = (0, 0, total as u64, Hasher::new());
+                let orphan = false;
+                pending.push(Pending { id: next_part, serial, chunks, len, total, hasher, orphan });
+                next_part += 1;
+                pending.len() - 1
+            }
+        };
+        let p = &mut pending[i];
+        let rest = (p.total - p.len) as usize;
+        let take = rest.min(left.div_ceil(chunk) * chunk);
+        if take == 0 {
+            continue;
+        }
+        let Some(slice) = vectors.segment_slice(serial, p.len as usize, take) else { continue };
+        for piece in slice.chunks(chunk) {
+            batch.put(chunk_key(ns, p.id, p.chunks), piece.to_vec());
+            p.chunks += 1;
+        }
+        p.hasher.update(&slice);
+        p.len += slice.len() as u64;
+        bytes += slice.len();
+        left = left.saturating_sub(slice.len());
+    }
+    if batch.is_empty() {
+        return Ok(None);
+    }
+    let record = head(snap.watermark, next_part, &snap.parts, &pending);
+    batch.put(ns.key(Table::Snapshot, b"head"), record);
+    Ok(Some(Ahead { batch, pending, next_part, bytes }))
 }
 
 /// The bytes of an episodes part for ids in `[lo, hi)`.
