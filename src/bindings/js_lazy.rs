@@ -109,7 +109,7 @@ impl WasmEngine {
 
     /// Hands over chunks (Uint8Array[], the next values under the current part's prefix, in
     /// key order; a page at a time, so the JS heap never holds a whole part): each is copied
-    /// straight into the part's one buffer in wasm memory, nothing into the mirror.
+    /// into wasm memory and decoded there as it comes, nothing into the mirror.
     #[wasm_bindgen(js_name = loadChunks)]
     pub fn load_chunks(&mut self, ns: &str, chunks: Array) -> Result<(), JsValue> {
         for c in chunks.iter() {

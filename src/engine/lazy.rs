@@ -14,9 +14,10 @@
 //!    reads the snapshot's head and markers itself, so it first fails with `NEED_RECORDS` for
 //!    them, like any call;
 //! 4. [`Engine::load_parts`] lists the snapshot's parts, and the host hands them over one at a
-//!    time, chunk by chunk ([`Engine::load_chunk`], then [`Engine::load_part_end`]): the chunks
-//!    are copied into one buffer, and each part is checked and decoded once complete, so the
-//!    host holds one page of chunks at a time and the engine one part;
+//!    time, chunk by chunk ([`Engine::load_chunk`], then [`Engine::load_part_end`]): each
+//!    chunk is hashed and decoded as it comes (`persist::feed`), its bytes going straight into
+//!    what the namespace keeps, and the part is checked against the head once complete, so the
+//!    host holds one page of chunks at a time and the engine no part whole;
 //! 5. the engine loads the namespace ([`Engine::load`]). When the snapshot turned out to be
 //!    unusable, it is rebuilt from every record, which the load asks for (`NEED_RECORDS`).
 

@@ -25,15 +25,22 @@ pub const SKIP: usize = 16;
 ///
 /// Most terms of a large index occur once (a name, a number, an id), so a short list costs
 /// little: up to 8 bytes of postings sit in the struct itself, and the skip entries of a list
-/// longer than [`SKIP`] behind one pointer; 20 bytes in wasm32, with no allocation of its own
+/// longer than [`SKIP`] (and its last document) behind one pointer; 20 bytes in wasm32, with no allocation of its own
 /// for a list of one or two postings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Postings {
     bytes: SmallVec<[u8; 8]>,
-    // Boxed so that a short list pays one pointer for the skips it does not have, not a Vec.
-    #[allow(clippy::box_collection)]
-    skips: Option<Box<Vec<(u64, u32)>>>,
+    /// Boxed so that a short list pays one pointer for the skips it does not have.
+    long: Option<Box<Long>>,
     n: u32,
+}
+
+/// What a list longer than [`SKIP`] keeps beside its bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Long {
+    skips: Vec<(u64, u32)>,
+    /// The last document, so that appending does not decode the last block.
+    last: u64,
 }
 
 /// The pairs of a [`Postings`], in ascending document order.
@@ -125,7 +132,7 @@ impl Postings {
         let n = u32::try_from(n).map_err(|_| r.corrupt(format!("{n} postings")))?;
         list.bytes = SmallVec::from_slice(&start[..start.len() - r.remaining()]);
         skips.shrink_to_fit();
-        list.skips = (!skips.is_empty()).then(|| Box::new(skips));
+        list.long = (!skips.is_empty()).then(|| Box::new(Long { skips, last: id }));
         list.n = n;
         Ok(list)
     }
@@ -142,11 +149,14 @@ impl Postings {
 
     /// The highest document in the list.
     pub fn last(&self) -> Option<u64> {
-        self.block_of(u64::MAX).last().map(|p| p.0)
+        match &self.long {
+            Some(long) => Some(long.last),
+            None => self.iter().last().map(|p| p.0),
+        }
     }
 
     fn skips(&self) -> &[(u64, u32)] {
-        self.skips.as_deref().map_or(&[], Vec::as_slice)
+        self.long.as_deref().map_or(&[], |l| l.skips.as_slice())
     }
 
     /// Every pair, in ascending document order.
@@ -202,11 +212,14 @@ impl Postings {
         let prev = last.unwrap_or(0);
         if self.n > 0 && (self.n as usize).is_multiple_of(SKIP) {
             let at = self.bytes.len() as u32;
-            self.skips.get_or_insert_with(Box::default).push((prev, at));
+            self.long.get_or_insert_with(Box::default).skips.push((prev, at));
         }
         push_var(&mut self.bytes, id - prev);
         push_var(&mut self.bytes, u64::from(tf));
         self.n += 1;
+        if let Some(long) = self.long.as_mut() {
+            long.last = id;
+        }
     }
 
     /// Sets the frequency of document `id`, adding it in order when absent.
@@ -235,15 +248,15 @@ impl Postings {
     /// Releases the spare capacity appending left.
     pub fn shrink_to_fit(&mut self) {
         self.bytes.shrink_to_fit();
-        if let Some(skips) = self.skips.as_mut() {
-            skips.shrink_to_fit();
+        if let Some(long) = self.long.as_mut() {
+            long.skips.shrink_to_fit();
         }
     }
 
     /// Approximate bytes held beside the struct itself.
     pub fn memory(&self) -> usize {
         let bytes = if self.bytes.spilled() { self.bytes.capacity() } else { 0 };
-        let skips = self.skips.as_ref().map_or(0, |s| 24 + s.capacity() * 16);
+        let skips = self.long.as_ref().map_or(0, |l| 32 + l.skips.capacity() * 16);
         bytes + skips
     }
 }
@@ -319,6 +332,7 @@ mod tests {
             .filter(|(i, _)| i % 3 != 0)
             .map(|(i, &(id, tf))| (id, if i == 5 { 99 } else { tf }))
             .collect();
+        assert_eq!(list.last(), kept.last().map(|p| p.0));
         assert_eq!(list, Postings::from_sorted(kept));
     }
 
@@ -348,7 +362,7 @@ mod tests {
     #[test]
     fn a_posting_takes_bytes_not_a_pair() {
         let list = Postings::from_sorted((1..=10_000u64).map(|id| (id * 3, 1)));
-        assert_eq!(list.memory(), 2 * 10_000 + 24 + (10_000 - 1) / SKIP * 16);
+        assert_eq!(list.memory(), 2 * 10_000 + 32 + (10_000 - 1) / SKIP * 16);
         // A term's one or two postings allocate nothing.
         assert_eq!(Postings::from_sorted([(123_456, 1)]).memory(), 0);
         assert_eq!(Postings::from_sorted([(5, 1), (123_456, 2)]).memory(), 0);
