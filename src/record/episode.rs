@@ -190,7 +190,17 @@ impl Episode {
     /// Encodes the episode as a sealed envelope.
     pub fn encode(&self) -> Vec<u8> {
         let s = &self.situation;
-        let mut w = Writer::new();
+        // The fixed fields and length prefixes take about 120 bytes; the strings the rest.
+        let strings = [&self.ref_id, &self.agent, &self.kind, &self.text, &self.verdict]
+            .iter()
+            .chain(
+                [&s.tool, &s.entity_type, &s.error_class, &s.stage, &self.compact_summary].iter(),
+            )
+            .chain([&self.source].iter())
+            .map(|t| t.len())
+            .sum::<usize>();
+        let lists: usize = self.entities.iter().chain(&self.tags).map(|t| t.len() + 4).sum();
+        let mut w = Writer::with_capacity(128 + strings + lists + self.evidence.len() * 8);
         w.u64(self.id).str(&self.ref_id).str(&self.agent).str(&self.kind).str(&self.text);
         w.u8(outcome_code(self.outcome)).str(&self.verdict).strs(&self.entities);
         w.str(&s.tool).str(&s.entity_type).str(&s.error_class).str(&s.stage);

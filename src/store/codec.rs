@@ -138,6 +138,11 @@ impl Writer {
     pub fn new() -> Self {
         Self::default()
     }
+    /// An empty payload with room for `n` bytes: an encoder that knows about how long its
+    /// payload is allocates once instead of doubling its way up.
+    pub fn with_capacity(n: usize) -> Self {
+        Self { buf: Vec::with_capacity(n) }
+    }
     /// Appends a `u8`.
     pub fn u8(&mut self, v: u8) -> &mut Self {
         self.buf.push(v);
