@@ -8,6 +8,7 @@ use common::hash_embed::HashEmbedder;
 use mnemo::engine::{Filter, Opened};
 use mnemo::record::{Episode, Status};
 use mnemo::store::file::FileStore;
+use mnemo::store::journal::Journaled;
 use mnemo::store::{Batch, KvStore, MemoryStore, Namespace, Table};
 use mnemo::time::DAY;
 use mnemo::{Config, Engine, Query, Remembered};
@@ -443,33 +444,6 @@ fn snapshots_survive_the_file_store_and_go_with_the_namespace() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A memory store that keeps every batch it took, in order: a crash leaves a prefix of them
-/// (each batch is atomic).
-#[derive(Default)]
-struct Batches {
-    inner: MemoryStore,
-    batches: Vec<Batch>,
-}
-
-impl KvStore for Batches {
-    fn get(&self, key: &[u8]) -> mnemo::Result<Option<Vec<u8>>> {
-        self.inner.get(key)
-    }
-    fn scan(
-        &self,
-        prefix: &[u8],
-        after: Option<&[u8]>,
-        limit: usize,
-    ) -> mnemo::Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        self.inner.scan(prefix, after, limit)
-    }
-    fn write(&mut self, batch: &Batch) -> mnemo::Result<()> {
-        self.inner.write(batch)?;
-        self.batches.push(batch.clone());
-        Ok(())
-    }
-}
-
 /// The store after the first `n` of `batches`.
 fn image(batches: &[Batch], n: usize) -> MemoryStore {
     let mut s = MemoryStore::new();
@@ -506,9 +480,13 @@ fn a_snapshot_under_a_budget_is_written_in_slices_that_a_crash_or_restart_never_
     whole.maintain(true, None).unwrap();
     let want = answers(&mut whole);
 
-    let mut e = Engine::new(Batches::default(), cfg()).with_embedder(Box::new(HashEmbedder));
+    // A journaled store keeps every batch it took, in order: a crash leaves a prefix of them
+    // (each batch is atomic).
+    let mut e = Engine::new(Journaled::new(MemoryStore::new()), cfg())
+        .with_embedder(Box::new(HashEmbedder));
     add(&mut e, 0, 600);
-    let filled = e.store().batches.len();
+    let mut batches = e.store_mut().take();
+    let filled = batches.len();
     let budget = 500; // 12 kB of snapshot a call
     let (mut calls, mut ahead_calls, mut max_bytes, mut written) = (0, 0, 0, 0);
     let mut restarted = false;
@@ -541,7 +519,7 @@ fn a_snapshot_under_a_budget_is_written_in_slices_that_a_crash_or_restart_never_
     assert_eq!(answers(&mut e), want);
 
     // The finished snapshot opens as one, and answers as the engine that wrote it.
-    let batches = std::mem::take(&mut e.store_mut().batches);
+    batches.extend(e.store_mut().take());
     let mut reopened = open(image(&batches, batches.len()));
     let stored = chunk_bytes(reopened.store());
     reopened.load("ana").unwrap();

@@ -608,7 +608,8 @@ impl<S: KvStore> Engine<S> {
     /// with a graph built since, so the next cold open reads the indexes instead of rebuilding
     /// them (`engine::persist::snapshot`). Under a budget, the new segments' parts are written
     /// first, a slice of at most the budget's worth and [`SNAPSHOT_SLICE_BYTES`] a call, ahead
-    /// of the head, which lists their progress so a restart goes on from it; once they are all
+    /// of the head, which lists their progress (a restart does not go on from it: their
+    /// segments were in memory only, so the next write deletes those chunks); once they are all
     /// written, a call whose builds left half its budget writes the episodes part and the head
     /// (that part is written whole: a full rewrite's is the size of the episodes' records and
     /// BM25 documents). Snapshot bytes count one unit per [`SNAPSHOT_BYTES_PER_UNIT`]; without a

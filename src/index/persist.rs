@@ -155,7 +155,7 @@ impl Bm25 {
     }
 }
 
-fn le_chunks<const N: usize>(bytes: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
+pub(super) fn le_chunks<const N: usize>(bytes: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
     bytes.chunks_exact(N).map(|c| c.try_into().expect("chunks_exact"))
 }
 

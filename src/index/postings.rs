@@ -24,9 +24,9 @@ pub const SKIP: usize = 16;
 /// A posting list (module docs).
 ///
 /// Most terms of a large index occur once (a name, a number, an id), so a short list costs
-/// little: up to 8 bytes of postings sit in the struct itself, and the skip entries of a list
-/// longer than [`SKIP`] (and its last document) behind one pointer; 20 bytes in wasm32, with no allocation of its own
-/// for a list of one or two postings.
+/// little: up to 8 bytes of postings sit in the struct itself, and a list longer than [`SKIP`]
+/// keeps its skip entries and last document behind one pointer; 20 bytes in wasm32, with no
+/// allocation of its own for a list of one or two postings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Postings {
     bytes: SmallVec<[u8; 8]>,
@@ -184,6 +184,9 @@ impl Postings {
 
     /// The frequency of the term in document `id` (`None`: the document does not hold it).
     pub fn tf(&self, id: u64) -> Option<u32> {
+        if self.long.as_ref().is_some_and(|l| id > l.last) {
+            return None;
+        }
         // Recall asks this for every candidate and query term: the gaps are summed and the
         // frequencies passed over without decoding them, until the block reaches `id`.
         let Iter { mut rest, mut prev } = self.block_of(id);

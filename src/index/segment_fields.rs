@@ -12,6 +12,7 @@
 //! segment: no buffer of the whole part, and no hole in the heap where one was.
 
 use super::hnsw::{Graph, M0};
+use super::persist::le_chunks;
 use super::vectors::{Flat, Loc, Segment, VectorIndex};
 use crate::error::{Error, Result};
 use crate::store::codec::Reader;
@@ -87,18 +88,12 @@ impl Fields for SegmentFields {
             }
             (2, Field::Read(b)) => Want::Read(self.sized(word(b), 8, "ids")?),
             (3, Field::Read(b)) => {
-                self.ids = b
-                    .chunks_exact(8)
-                    .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-                    .collect();
+                self.ids = le_chunks::<8>(b).map(u64::from_le_bytes).collect();
                 Want::Read(4)
             }
             (4, Field::Read(b)) => Want::Read(self.sized(word(b), 4, "scales")?),
             (5, Field::Read(b)) => {
-                self.scales = b
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes(c.try_into().unwrap_or([0; 4])))
-                    .collect();
+                self.scales = le_chunks::<4>(b).map(f32::from_le_bytes).collect();
                 Want::Read(4)
             }
             (6, Field::Read(b)) => Want::Keep(self.sized(word(b), self.dim, "rows")?),

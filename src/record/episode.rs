@@ -191,16 +191,14 @@ impl Episode {
     pub fn encode(&self) -> Vec<u8> {
         let s = &self.situation;
         // The fixed fields and length prefixes take about 120 bytes; the strings the rest.
-        let strings = [&self.ref_id, &self.agent, &self.kind, &self.text, &self.verdict]
-            .iter()
-            .chain(
-                [&s.tool, &s.entity_type, &s.error_class, &s.stage, &self.compact_summary].iter(),
-            )
-            .chain([&self.source].iter())
-            .map(|t| t.len())
-            .sum::<usize>();
-        let lists: usize = self.entities.iter().chain(&self.tags).map(|t| t.len() + 4).sum();
-        let mut w = Writer::with_capacity(128 + strings + lists + self.evidence.len() * 8);
+        let strings: usize = [&self.ref_id, &self.agent, &self.kind, &self.text, &self.verdict]
+            .into_iter()
+            .chain([&s.tool, &s.entity_type, &s.error_class, &s.stage])
+            .chain([&self.compact_summary, &self.source])
+            .chain(self.entities.iter().chain(&self.tags))
+            .map(|t| t.len() + 4)
+            .sum();
+        let mut w = Writer::with_capacity(128 + strings + self.evidence.len() * 8);
         w.u64(self.id).str(&self.ref_id).str(&self.agent).str(&self.kind).str(&self.text);
         w.u8(outcome_code(self.outcome)).str(&self.verdict).strs(&self.entities);
         w.str(&s.tool).str(&s.entity_type).str(&s.error_class).str(&s.stage);

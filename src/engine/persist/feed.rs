@@ -39,8 +39,8 @@ pub(crate) struct Stored {
 type Head = (u64, u64, Vec<Part>, Vec<Pending>);
 
 /// Reads `ns`'s snapshot: `None` when there is none, `Some(Err(reason))` when it is unusable.
-/// Storage failures are errors. Each part is decoded as soon as it is read, so only one
-/// part's bytes are held beside what is decoded.
+/// Storage failures are errors. Each part is decoded as its chunks are read, a page of them at
+/// a time, so no part is held whole.
 pub(crate) fn read(
     store: &impl KvStore,
     ns: &Namespace,
@@ -194,10 +194,7 @@ impl Feed {
     /// skipped.
     pub fn receive(&mut self, len: usize) -> Option<&mut [u8]> {
         self.take_staged();
-        let rx = self.receiving()?;
-        if rx.got.saturating_add(len as u64) > rx.part.len {
-            let reason =
-                format!("part {}: its chunks hold more than its {} bytes", rx.part.id, rx.part.len);
+        if let Err(reason) = self.receiving()?.fits(len) {
             self.fail(reason);
             return None;
         }
@@ -215,7 +212,11 @@ impl Feed {
     /// count, length, hash) and adds what was decoded.
     pub fn received(&mut self) {
         self.take_staged();
-        let Some(rx) = self.receiving().map(|_| ()).and(self.receiving.take()) else { return };
+        // Started here when no chunk came, so that a part missing its chunks fails the check.
+        if self.receiving().is_none() {
+            return;
+        }
+        let Some(rx) = self.receiving.take() else { return };
         match rx.end().and_then(|part| self.assembler.add(part).map_err(|e| e.to_string())) {
             Ok(()) => self.added += 1,
             Err(reason) => self.fail(reason),
@@ -290,7 +291,7 @@ pub(crate) fn stored(
     Ok(Some(Ok(Stored { watermark, parts, blobs })))
 }
 
-/// The head of `ns`'s snapshot: (watermark, next part id, parts).
+/// The head of `ns`'s snapshot: (watermark, next part id, parts, parts written ahead).
 fn head(store: &impl KvStore, ns: &Namespace) -> Result<Option<std::result::Result<Head, String>>> {
     let Some(head) = store.get(&ns.key(Table::Snapshot, b"head"))? else { return Ok(None) };
     let parsed = (|| {
@@ -319,9 +320,9 @@ fn head(store: &impl KvStore, ns: &Namespace) -> Result<Option<std::result::Resu
 /// The part being received: its bytes hashed and cut into fields as they arrive.
 struct Receiving {
     part: Part,
+    /// Hashes the bytes so far, and counts them.
     hasher: Hasher,
     chunks: u32,
-    got: u64,
     decoder: Decoder,
 }
 
@@ -345,19 +346,22 @@ impl Receiving {
             }
             kind => return Err(format!("part {} of unknown kind {kind}", part.id)),
         };
-        Ok(Receiving { part, hasher: Hasher::new(), chunks: 0, got: 0, decoder })
+        Ok(Receiving { part, hasher: Hasher::new(), chunks: 0, decoder })
+    }
+
+    /// Whether a next chunk of `len` bytes stays within the part's length.
+    fn fits(&self, len: usize) -> std::result::Result<(), String> {
+        if self.hasher.len().saturating_add(len as u64) > self.part.len {
+            let p = &self.part;
+            return Err(format!("part {}: its chunks hold more than its {} bytes", p.id, p.len));
+        }
+        Ok(())
     }
 
     /// Takes the part's next chunk.
     fn push(&mut self, chunk: &[u8]) -> std::result::Result<(), String> {
+        self.fits(chunk.len())?;
         self.chunks = self.chunks.saturating_add(1);
-        self.got = self.got.saturating_add(chunk.len() as u64);
-        if self.got > self.part.len {
-            return Err(format!(
-                "part {}: its chunks hold more than its {} bytes",
-                self.part.id, self.part.len
-            ));
-        }
         self.hasher.update(chunk);
         let pushed = match &mut self.decoder {
             Decoder::Episodes(c) => c.push(chunk),
@@ -369,11 +373,12 @@ impl Receiving {
     /// The part's decoder, once its bytes check out against the head.
     fn end(self) -> std::result::Result<PartFields, String> {
         let p = &self.part;
-        if self.chunks != p.chunks || self.got != p.len || self.hasher.finish() != p.hash {
+        let got = self.hasher.len();
+        if self.chunks != p.chunks || got != p.len || self.hasher.finish() != p.hash {
             return Err(format!(
-                "part {}: {} chunks of {} bytes where the head says {} of {}, or the hash \
+                "part {}: {} chunks of {got} bytes where the head says {} of {}, or the hash \
                  differs",
-                p.id, self.chunks, self.got, p.chunks, p.len
+                p.id, self.chunks, p.chunks, p.len
             ));
         }
         let fail = |e: crate::error::Error| format!("part {}: {e}", p.id);

@@ -102,11 +102,9 @@ pub(crate) struct Pending {
     pub serial: u64,
     /// Chunks written so far (`p/<id><0..chunks>`).
     pub chunks: u32,
-    /// Bytes written so far.
-    pub len: u64,
     /// The part's whole length.
     pub total: u64,
-    /// [`hash`] of the bytes written so far.
+    /// [`hash`] of the bytes written so far, which counts them.
     pub hasher: Hasher,
     /// Listed by the head a namespace was opened from: left by another run, to delete.
     pub orphan: bool,
@@ -115,12 +113,17 @@ pub(crate) struct Pending {
 impl Pending {
     /// All of the part is written: the next head may list it.
     pub fn complete(&self) -> bool {
-        self.len == self.total
+        self.written() == self.total
+    }
+
+    /// Bytes written so far.
+    pub fn written(&self) -> u64 {
+        self.hasher.len()
     }
 
     /// The part, as a head lists it once complete.
     fn part(&self) -> Part {
-        let (id, lo, chunks, len) = (self.id, self.serial, self.chunks, self.len);
+        let (id, lo, chunks, len) = (self.id, self.serial, self.chunks, self.written());
         Part { id, kind: SEGMENT, lo, hi: 0, chunks, len, hash: self.hasher.finish() }
     }
 }
@@ -162,15 +165,20 @@ impl SnapState {
     /// True when a sealed segment of `serials` is not stored yet: a graph built since the
     /// last snapshot, which a restart would have to build again.
     pub fn lacks_segment(&self, serials: &[u64]) -> bool {
-        serials.iter().any(|s| !self.parts.iter().any(|p| p.kind == SEGMENT && p.lo == *s))
+        serials.iter().any(|&s| self.segment_part(s).is_none())
+    }
+
+    /// The stored part of the sealed segment whose serial is `serial`.
+    fn segment_part(&self, serial: u64) -> Option<&Part> {
+        self.parts.iter().find(|p| p.kind == SEGMENT && p.lo == serial)
     }
 
     /// True when each of the sealed segments of `serials` has a stored part or one written
     /// ahead whole: the next snapshot writes only its episodes part and head.
     pub fn segments_ready(&self, serials: &[u64]) -> bool {
-        serials.iter().all(|s| {
-            self.parts.iter().any(|p| p.kind == SEGMENT && p.lo == *s)
-                || self.pending.iter().any(|p| p.serial == *s && p.complete() && !p.orphan)
+        serials.iter().all(|&s| {
+            self.segment_part(s).is_some()
+                || self.pending.iter().any(|p| p.serial == s && p.complete() && !p.orphan)
         })
     }
 
@@ -261,6 +269,11 @@ pub(crate) struct Hasher {
 impl Hasher {
     pub fn new() -> Self {
         Hasher { lanes: [1, 2, 3, 4], block: [0; 32], filled: 0, len: 0 }
+    }
+
+    /// Bytes hashed so far.
+    pub fn len(&self) -> u64 {
+        self.len
     }
 
     pub fn update(&mut self, mut bytes: &[u8]) {
@@ -417,11 +430,7 @@ pub(crate) fn batch(
         bytes += blob.len();
         Part { id, kind, lo, hi, chunks, len: blob.len() as u64, hash: hash(&blob) }
     };
-    let delete_part = |batch: &mut Batch, p: &Part| {
-        for i in 0..p.chunks {
-            batch.delete(chunk_key(ns, p.id, i));
-        }
-    };
+    let delete_part = |batch: &mut Batch, p: &Part| delete_chunks(batch, ns, p.id, p.chunks);
     let mut kept = Vec::new();
     let lo = if full { 0 } else { snap.watermark };
     for p in snap.parts.iter().filter(|p| p.kind == EPISODES) {
@@ -452,12 +461,11 @@ pub(crate) fn batch(
         if p.complete() && !p.orphan && serials.contains(&p.serial) {
             ready.push(p.part());
         } else {
-            delete_part(&mut batch, &Part { chunks: p.chunks, ..p.part() });
+            delete_chunks(&mut batch, ns, p.id, p.chunks);
         }
     }
     for serial in serials {
-        let stored = snap.parts.iter().find(|p| p.kind == SEGMENT && p.lo == serial);
-        match stored.or_else(|| ready.iter().find(|p| p.lo == serial)) {
+        match snap.segment_part(serial).or_else(|| ready.iter().find(|p| p.lo == serial)) {
             Some(p) => kept.push(p.clone()),
             None => {
                 let mut w = Writer::new();
@@ -470,6 +478,13 @@ pub(crate) fn batch(
     Ok(Written { batch, watermark: parts.next_id, parts: kept, next_part, full, bytes })
 }
 
+/// Adds to `batch` the deletion of part `id`'s first `chunks` chunks.
+fn delete_chunks(batch: &mut Batch, ns: &Namespace, id: u64, chunks: u32) {
+    for i in 0..chunks {
+        batch.delete(chunk_key(ns, id, i));
+    }
+}
+
 /// The head record of a snapshot of the ids below `watermark` made of `parts`, with
 /// `pending` segment parts written ahead (module docs).
 fn head(watermark: u64, next_part: u64, parts: &[Part], pending: &[Pending]) -> Vec<u8> {
@@ -480,7 +495,7 @@ fn head(watermark: u64, next_part: u64, parts: &[Part], pending: &[Pending]) -> 
     }
     head.u32(pending.len() as u32);
     for p in pending {
-        head.u64(p.id).u64(p.serial).u32(p.chunks).u64(p.len).u64(p.total);
+        head.u64(p.id).u64(p.serial).u32(p.chunks).u64(p.written()).u64(p.total);
         p.hasher.encode(&mut head);
     }
     seal(HEAD_KIND, &head.finish())
@@ -497,7 +512,7 @@ pub(super) fn read_pending(r: &mut Reader) -> Result<Vec<Pending>> {
             return Err(r.corrupt(format!("pending part {id}: {len} of {total} bytes")));
         }
         let hasher = Hasher::decode(r, len)?;
-        pending.push(Pending { id, serial, chunks, len, total, hasher, orphan: true });
+        pending.push(Pending { id, serial, chunks, total, hasher, orphan: true });
     }
     Ok(pending)
 }
@@ -525,16 +540,14 @@ pub(crate) fn ahead(
     allowance: usize,
 ) -> Result<Option<Ahead>> {
     let serials = vectors.segment_serials();
-    let stored = |serial: u64| snap.parts.iter().any(|p| p.kind == SEGMENT && p.lo == serial);
+    let stored = |serial: u64| snap.segment_part(serial).is_some();
     let mut batch = Batch::new();
     let mut pending = Vec::new();
     for p in &snap.pending {
         if serials.contains(&p.serial) && !stored(p.serial) && !p.orphan {
             pending.push(p.clone());
         } else {
-            for i in 0..p.chunks {
-                batch.delete(chunk_key(ns, p.id, i));
-            }
+            delete_chunks(&mut batch, ns, p.id, p.chunks);
         }
     }
     let chunk = chunk_size.max(1);
@@ -547,26 +560,25 @@ pub(crate) fn ahead(
             Some(i) => i,
             None => {
                 let Some(total) = vectors.segment_len(serial) else { continue };
-                let (chunks, len, total, hasher) = (0, 0, total as u64, Hasher::new());
-                let orphan = false;
-                pending.push(Pending { id: next_part, serial, chunks, len, total, hasher, orphan });
+                let (chunks, total, hasher, orphan) = (0, total as u64, Hasher::new(), false);
+                pending.push(Pending { id: next_part, serial, chunks, total, hasher, orphan });
                 next_part += 1;
                 pending.len() - 1
             }
         };
         let p = &mut pending[i];
-        let rest = (p.total - p.len) as usize;
+        let rest = (p.total - p.written()) as usize;
         let take = rest.min(left.div_ceil(chunk) * chunk);
         if take == 0 {
             continue;
         }
-        let Some(slice) = vectors.segment_slice(serial, p.len as usize, take) else { continue };
+        let at = p.written() as usize;
+        let Some(slice) = vectors.segment_slice(serial, at, take) else { continue };
         for piece in slice.chunks(chunk) {
             batch.put(chunk_key(ns, p.id, p.chunks), piece.to_vec());
             p.chunks += 1;
         }
         p.hasher.update(&slice);
-        p.len += slice.len() as u64;
         bytes += slice.len();
         left = left.saturating_sub(slice.len());
     }
