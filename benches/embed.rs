@@ -91,7 +91,13 @@ fn main() {
         ..BertConfig::e5("e5")
     };
     let t = Instant::now();
-    let mut e = BertEmbedder::from_bytes(&onnx, &tok, config).expect("model loads");
+    let mut stages = serde_json::Map::new();
+    let mut last = t;
+    let mut e = BertEmbedder::from_bytes_staged(&onnx, &tok, config, &mut |name| {
+        stages.insert(name.into(), serde_json::json!(last.elapsed().as_secs_f64() * 1e3));
+        last = Instant::now();
+    })
+    .expect("model loads");
     let load_ms = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
     e.embed(&["warm"], Role::Passage).expect("embeds");
@@ -126,6 +132,7 @@ fn main() {
     let out = serde_json::json!({
         "runtime": format!("tract native, {file}{}", if fixed { ", shape buckets" } else { "" }),
         "load_ms": load_ms,
+        "load_stages_ms": stages,
         "first_embed_ms": first_ms,
         "ms_per_passage": results,
         "rss_loaded_mb": (rss_loaded.saturating_sub(rss_before)) as f64 / 1024.0,

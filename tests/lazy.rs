@@ -68,9 +68,10 @@ impl Host {
             }
         }
         host.engine.store_mut().preload(&eager).unwrap();
-        let needs = host.run(|e| e.load_needs(NS), false).unwrap();
-        host.fetch(needs);
-        let parts = host.engine.load_parts(NS).unwrap();
+        // The head and the vector records of the rows the snapshot left out, then nothing
+        // held while the parts come in.
+        let parts = host.run(|e| e.load_parts(NS), false).unwrap();
+        host.engine.store_mut().settle().unwrap();
         for prefix in parts {
             // A page of three chunks at a time, as the package reads them a page at a time.
             let mut after: Option<Vec<u8>> = None;
@@ -90,6 +91,8 @@ impl Host {
             let mirror = host.engine.store().inner();
             assert!(mirror.scan(&prefix, None, 1).unwrap().is_empty(), "no chunk in the mirror");
         }
+        let needs = host.run(|e| e.load_needs(NS), false).unwrap();
+        host.fetch(needs);
         host.call(|e| e.load(NS)).unwrap();
         host
     }

@@ -5,13 +5,15 @@
 mod common;
 
 use common::hash_embed::HashEmbedder;
+use mnemo::embed::passages::TextVectors;
 use mnemo::engine::{Filter, Opened};
+use mnemo::record::episode::{decode_vectors, encode_vectors};
 use mnemo::record::{Episode, Status};
 use mnemo::store::file::FileStore;
 use mnemo::store::journal::Journaled;
 use mnemo::store::{Batch, KvStore, MemoryStore, Namespace, Table};
 use mnemo::time::DAY;
-use mnemo::{Config, Engine, Query, Remembered};
+use mnemo::{Config, Embedder, Embedding, Engine, Query, Remembered, Role};
 
 const T0: i64 = 1_700_000_000_000;
 const WORDS: [&str; 24] = [
@@ -422,6 +424,120 @@ fn a_damaged_or_missing_snapshot_is_rebuilt_from_records_and_reported() {
         assert_eq!(got, want, "{what}");
         assert_eq!(got_eps, want_eps, "{what}");
     }
+}
+
+/// Writes `v` under `key`, behind the engine's back.
+fn put(s: &mut MemoryStore, key: Vec<u8>, v: Option<Vec<u8>>) {
+    let mut b = Batch::new();
+    match v {
+        Some(v) => b.put(key, v),
+        None => b.delete(key),
+    };
+    s.write(&b).unwrap();
+}
+
+#[test]
+fn vectors_not_sealed_yet_are_read_back_from_their_records_not_stored_twice() {
+    let mut a = engine(MemoryStore::new());
+    add(&mut a, 0, 100);
+    a.maintain(true, None).unwrap();
+    // 40 episodes whose vectors are still in the exact delta (it seals at 64).
+    add(&mut a, 100, 140);
+    a.snapshot("ana").unwrap();
+    let want = answers(&mut a);
+    let store = a.into_store();
+    let mut b = engine(store.clone());
+    b.load("ana").unwrap();
+    assert!(matches!(b.opened("ana"), Some(Opened::Snapshot { .. })), "{:?}", b.opened("ana"));
+    assert_eq!(answers(&mut b), want);
+
+    // The same answers as a namespace rebuilt from the records, whatever became of the
+    // vector record of an unsealed episode since: gone (its episode is left to BM25, as a
+    // rebuild leaves it), or unreadable (the snapshot is not used; the rebuild sets it aside).
+    let ns = Namespace::new("ana").unwrap();
+    let vectors: Vec<Vec<u8>> = store
+        .scan(&ns.table_prefix(Table::Vector), None, usize::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    let newest = vectors.last().unwrap().clone();
+    let open = |s: MemoryStore| {
+        let mut e = engine(s);
+        e.load("ana").unwrap();
+        let opened = e.opened("ana").cloned();
+        let quarantined = e.quarantined("ana").unwrap().len();
+        (answers(&mut e), opened, quarantined)
+    };
+    for (what, value) in [("gone", None), ("unreadable", Some(b"not a vector record".to_vec()))] {
+        let mut s = store.clone();
+        put(&mut s, newest.clone(), value);
+        let mut bare = s.clone();
+        put(&mut bare, ns.key(Table::Snapshot, b"head"), None);
+        let (rebuilt, _, rebuilt_quarantined) = open(bare);
+        let (got, opened, quarantined) = open(s);
+        assert_eq!(got, rebuilt, "{what}");
+        assert_eq!(quarantined, rebuilt_quarantined, "{what}");
+        match (what, opened) {
+            ("gone", Some(Opened::Snapshot { .. })) => assert_eq!(quarantined, 0),
+            ("unreadable", Some(Opened::Rebuilt { reason: Some(r) })) => {
+                assert!(r.contains("vector"), "{r}");
+                assert_eq!(quarantined, 1);
+            }
+            (what, other) => panic!("{what}: opened {other:?}"),
+        }
+    }
+}
+
+/// [`HashEmbedder`] reading at most 48 words, so that a long text is embedded as passages.
+struct Passages;
+
+impl Embedder for Passages {
+    fn model_id(&self) -> &str {
+        HashEmbedder.model_id()
+    }
+    fn dim(&self) -> usize {
+        HashEmbedder.dim()
+    }
+    fn max_tokens(&self) -> usize {
+        64
+    }
+    fn embed(&mut self, texts: &[&str], role: Role) -> mnemo::Result<Vec<Embedding>> {
+        HashEmbedder.embed(texts, role)
+    }
+    fn truncates(&mut self, text: &str, _role: Role) -> Option<bool> {
+        Some(text.split_whitespace().count() > 48)
+    }
+}
+
+#[test]
+fn an_unsealed_long_text_whose_passages_are_gone_keeps_the_snapshot_usable() {
+    let engine = |s: MemoryStore| Engine::new(s, config()).with_embedder(Box::new(Passages));
+    let mut a = engine(MemoryStore::new());
+    add(&mut a, 0, 100);
+    a.maintain(true, None).unwrap();
+    // A text long enough to be embedded as passages, not sealed yet: its passage keys are in
+    // the snapshot's head.
+    let long = (0..300).map(|i| WORDS[i % WORDS.len()]).collect::<Vec<_>>().join(" ");
+    let Remembered::Stored { id, .. } =
+        a.remember("ana", Episode::new(long, T0 + 200 * DAY), None).unwrap()
+    else {
+        panic!("stored")
+    };
+    a.snapshot("ana").unwrap();
+    // Its vector record rewritten behind the engine's back with the whole vector alone.
+    let mut store = a.into_store();
+    let key = Namespace::new("ana").unwrap().key(Table::Vector, &id.to_be_bytes());
+    let (model, v) = decode_vectors(&store.get(&key).unwrap().unwrap()).unwrap();
+    assert!(!v.passages.is_empty(), "a long text has passages");
+    put(&mut store, key, Some(encode_vectors(&model, &TextVectors::single(v.whole))));
+    let mut b = engine(store.clone());
+    b.load("ana").unwrap();
+    assert!(matches!(b.opened("ana"), Some(Opened::Snapshot { .. })), "{:?}", b.opened("ana"));
+    let mut bare = store;
+    put(&mut bare, Namespace::new("ana").unwrap().key(Table::Snapshot, b"head"), None);
+    let mut c = engine(bare);
+    assert_eq!(answers(&mut b), answers(&mut c), "as a namespace rebuilt from its records");
 }
 
 #[test]

@@ -192,10 +192,13 @@ export class Mnemo {
           this.#engine.preload(keys.slice(i, i + PAGE), values.slice(i, i + PAGE));
         }
       }
-      await this.#fetch(await this.#complete((e) => e.loadNeeds(ns)));
+      // The snapshot's head, and the vector records of the rows it did not store (quantised
+      // as they come); then what was fetched goes before the parts come in.
+      const parts = await this.#complete((e) => e.loadParts(ns));
+      this.#engine.settle();
       // The snapshot, one part at a time, its chunks a page at a time: the JS heap holds one
       // page, wasm memory the part being decoded.
-      for (const prefix of this.#engine.loadParts(ns)) {
+      for (const prefix of parts) {
         for (let after = null; ; ) {
           const page = await this.#storage.scan(prefix, after, PART_PAGE);
           this.#engine.loadChunks(ns, page.map(([, v]) => v));
@@ -204,6 +207,8 @@ export class Mnemo {
         }
         this.#engine.loadPartEnd(ns);
       }
+      // The records past the snapshot and those changed since.
+      await this.#fetch(await this.#complete((e) => e.loadNeeds(ns)));
       await this.#complete((e) => e.load(ns));
     } catch (e) {
       this.#engine.reset(ns);

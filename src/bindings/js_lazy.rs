@@ -50,7 +50,7 @@ fn parallel(keys: &Array, values: &Array) -> Result<(), JsValue> {
 
 #[wasm_bindgen]
 impl WasmEngine {
-    /// Table prefixes of namespace `ns` to preload whole before `loadNeeds` (Uint8Array[]).
+    /// Table prefixes of namespace `ns` to preload whole before `loadParts` (Uint8Array[]).
     #[wasm_bindgen(js_name = eagerPrefixes)]
     pub fn eager_prefixes(ns: &str) -> Result<Array, JsValue> {
         Engine::<MemoryStore>::eager_prefixes(ns).map(prefixes_to_js).map_err(js_error)
@@ -101,7 +101,9 @@ impl WasmEngine {
     }
 
     /// The key prefixes of the snapshot parts of `ns` to hand over with `loadChunks` and
-    /// `loadPartEnd`, in order (Uint8Array[]; empty when there is no snapshot to read).
+    /// `loadPartEnd`, in order (Uint8Array[]; empty when there is no snapshot to read). It
+    /// reads the snapshot's head and the vector records of the rows the snapshot left out, so
+    /// it fails with NEED_RECORDS until they are held; `settle` before handing over the parts.
     #[wasm_bindgen(js_name = loadParts)]
     pub fn load_parts(&mut self, ns: &str) -> Result<Array, JsValue> {
         self.inner.load_parts(ns).map(prefixes_to_js).map_err(js_error)

@@ -99,6 +99,19 @@ fn onnx_err(stage: &'static str) -> impl Fn(TractError) -> Error {
 impl BertEmbedder {
     /// Loads the model from the bytes of `model.onnx` and `tokenizer.json`.
     pub fn from_bytes(onnx: &[u8], tokenizer: &[u8], config: BertConfig) -> Result<Self> {
+        Self::from_bytes_staged(onnx, tokenizer, config, &mut |_| {})
+    }
+
+    /// [`BertEmbedder::from_bytes`], calling `stage` with each stage's name as it ends —
+    /// "model id" (SHA-256 of both files), "tokenizer", "parse", "type analysis",
+    /// "declutter" — so that a caller with a clock can break the load down (the engine keeps
+    /// none).
+    pub fn from_bytes_staged(
+        onnx: &[u8],
+        tokenizer: &[u8],
+        config: BertConfig,
+        stage: &mut dyn FnMut(&'static str),
+    ) -> Result<Self> {
         if config.max_batch == 0 {
             return Err(Error::InvalidInput("max_batch must be at least 1".into()));
         }
@@ -106,15 +119,18 @@ impl BertEmbedder {
         hash.update(onnx);
         hash.update(tokenizer_digest_sep());
         hash.update(tokenizer);
+        let model_id = format!("{}@{}", config.name, hex8(&hash.finalize()));
+        stage("model id");
         let tokenizer = if config.compact_tokenizer {
             TextTokenizer::from_bytes(tokenizer, config.max_tokens)?
         } else {
             TextTokenizer::from_bytes_hf(tokenizer, config.max_tokens)?
         };
-        let model_id = format!("{}@{}", config.name, hex8(&hash.finalize()));
+        stage("tokenizer");
 
         let mut model =
             tract_onnx::onnx().model_for_read(&mut &onnx[..]).map_err(onnx_err("parse"))?;
+        stage("parse");
         let inputs = discover_inputs(&model)?;
         let (batch, seq) = batch_and_seq_symbols(&model)?;
         for ix in 0..inputs.len() {
@@ -124,8 +140,10 @@ impl BertEmbedder {
         }
         select_hidden_state(&mut model)?;
         let typed = model.into_typed().map_err(onnx_err("type analysis"))?;
+        stage("type analysis");
         let dim = hidden_dim(&typed)?;
         let base = typed.into_decluttered().map_err(onnx_err("declutter"))?;
+        stage("declutter");
         let max_tokens = tokenizer.max_tokens();
         let cache = EmbeddingCache::new(config.cache_capacity);
         Ok(Self {

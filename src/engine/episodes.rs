@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 
 use crate::error::Result;
-use crate::index::FastMap;
+use crate::index::id_map::IdMap;
 use crate::record::{Episode, Status};
 
 /// What ranking and the common filters read, per episode.
@@ -65,15 +65,15 @@ enum Body {
 pub(crate) struct Episodes {
     hot: Vec<Hot>,
     body: Vec<Body>,
-    slot: FastMap<u64, u32>,
+    slot: IdMap<u32>,
     arena: Vec<u8>,
 }
 
 impl Episodes {
     /// Episodes whose records sit in `arena` at `spans` (one per `hot`, same order).
     pub fn from_arena(hot: Vec<Hot>, spans: Vec<(u32, u32)>, arena: Vec<u8>) -> Self {
-        let mut slot = FastMap::default();
-        slot.reserve(hot.len());
+        let mut slot = IdMap::default();
+        slot.reserve_for(hot.iter().map(|h| h.id));
         for (i, h) in hot.iter().enumerate() {
             slot.insert(h.id, i as u32);
         }
@@ -86,7 +86,7 @@ impl Episodes {
     }
 
     pub fn hot(&self, id: u64) -> Option<&Hot> {
-        self.slot.get(&id).map(|&i| &self.hot[i as usize])
+        self.slot.get(id).map(|&i| &self.hot[i as usize])
     }
 
     pub fn hots(&self) -> &[Hot] {
@@ -95,7 +95,7 @@ impl Episodes {
 
     /// The whole episode (decoded from the arena when it lives there).
     pub fn get(&self, id: u64) -> Result<Option<Cow<'_, Episode>>> {
-        let Some(&i) = self.slot.get(&id) else { return Ok(None) };
+        let Some(&i) = self.slot.get(id) else { return Ok(None) };
         Ok(Some(match &self.body[i as usize] {
             Body::Owned(e) => Cow::Borrowed(&**e),
             Body::Arena(s, e) => {
@@ -106,7 +106,7 @@ impl Episodes {
 
     /// The episode's sealed record.
     pub fn record(&self, id: u64) -> Option<Cow<'_, [u8]>> {
-        let &i = self.slot.get(&id)?;
+        let &i = self.slot.get(id)?;
         Some(match &self.body[i as usize] {
             Body::Owned(e) => Cow::Owned(e.encode()),
             Body::Arena(s, e) => Cow::Borrowed(&self.arena[*s as usize..*e as usize]),
@@ -116,7 +116,7 @@ impl Episodes {
     /// Adds or replaces an episode.
     pub fn insert(&mut self, e: Episode) {
         let hot = Hot::of(&e);
-        match self.slot.get(&e.id) {
+        match self.slot.get(e.id) {
             Some(&i) => {
                 self.hot[i as usize] = hot;
                 self.body[i as usize] = Body::Owned(Box::new(e));
@@ -131,7 +131,7 @@ impl Episodes {
 
     /// Removes an episode; returns its hot fields.
     pub fn remove(&mut self, id: u64) -> Option<Hot> {
-        let i = self.slot.remove(&id)? as usize;
+        let i = self.slot.remove(id)? as usize;
         let hot = self.hot.swap_remove(i);
         self.body.swap_remove(i);
         if let Some(moved) = self.hot.get(i) {
@@ -159,7 +159,7 @@ impl Episodes {
         self.arena.capacity()
             + self.hot.capacity() * std::mem::size_of::<Hot>()
             + self.body.capacity() * std::mem::size_of::<Body>()
-            + self.slot.capacity() * 16
+            + self.slot.memory()
             + owned
     }
 }

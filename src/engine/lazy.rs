@@ -9,20 +9,23 @@
 //!    dropped after each call, and a call that reads there fails with `NEED_RECORDS` until the
 //!    host has fetched what it asked for and run it again;
 //! 2. it preloads every other table ([`Engine::eager_prefixes`]);
-//! 3. [`Engine::load_needs`] says which episode and vector records loading reads: those at or
+//! 3. [`Engine::load_parts`] reads the snapshot's head and the vector records of the rows it
+//!    left out (the vectors not sealed into a segment yet, quantised again as they are read);
+//!    like any call, it first fails with `NEED_RECORDS` for them. It lists the parts, and the
+//!    host lets go of what it fetched (`settle`) before handing them over one at a time,
+//!    chunk by chunk ([`Engine::load_chunk`], then [`Engine::load_part_end`]): each chunk is
+//!    hashed and decoded as it comes (`persist::feed`), its bytes going straight into what the
+//!    namespace keeps, and the part is checked against the head once complete, so the host
+//!    holds one page of chunks at a time and the engine no part whole;
+//! 4. [`Engine::load_needs`] says which episode and vector records loading reads: those at or
 //!    above the snapshot's watermark, and those of episodes changed since (dirty markers). It
-//!    reads the snapshot's head and markers itself, so it first fails with `NEED_RECORDS` for
-//!    them, like any call;
-//! 4. [`Engine::load_parts`] lists the snapshot's parts, and the host hands them over one at a
-//!    time, chunk by chunk ([`Engine::load_chunk`], then [`Engine::load_part_end`]): each
-//!    chunk is hashed and decoded as it comes (`persist::feed`), its bytes going straight into
-//!    what the namespace keeps, and the part is checked against the head once complete, so the
-//!    host holds one page of chunks at a time and the engine no part whole;
+//!    reads the snapshot's head and markers itself, so it too fails with `NEED_RECORDS` for
+//!    them first;
 //! 5. the engine loads the namespace ([`Engine::load`]). When the snapshot turned out to be
 //!    unusable, it is rebuilt from every record, which the load asks for (`NEED_RECORDS`).
 
 use super::persist::meta::decode_meta;
-use super::persist::snapshot::{self, Feed};
+use super::persist::snapshot::{self, Feed, Reading};
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::store::journal::Need;
@@ -32,7 +35,7 @@ use crate::store::{KvStore, Namespace, Table};
 const LAZY: [Table; 3] = [Table::Episode, Table::Vector, Table::Snapshot];
 
 impl<S: KvStore> Engine<S> {
-    /// Prefixes of namespace `ns` a host preloads whole before [`Engine::load_needs`]: every
+    /// Prefixes of namespace `ns` a host preloads whole before [`Engine::load_parts`]: every
     /// table but episodes, vectors and snapshots.
     pub fn eager_prefixes(ns: &str) -> Result<Vec<Vec<u8>>> {
         let ns = Namespace::new(ns)?;
@@ -76,8 +79,9 @@ impl<S: KvStore> Engine<S> {
         Ok(needs)
     }
 
-    /// Starts handing over `ns`'s snapshot (module docs): the key prefixes of its parts, in
-    /// the order they are handed over in ([`Engine::load_chunk`]), each a prefix under which a scan yields the
+    /// Starts handing over `ns`'s snapshot (module docs), reading its head and the vector
+    /// records of the rows it left out: the key prefixes of its parts, in the order they are
+    /// handed over in ([`Engine::load_chunk`]), each a prefix under which a scan yields the
     /// part's chunks in order. Empty when there is no snapshot, when its head is unusable
     /// (the load then says why and rebuilds), or when `ns` is loaded already.
     pub fn load_parts(&mut self, ns: &str) -> Result<Vec<Vec<u8>>> {
@@ -85,12 +89,13 @@ impl<S: KvStore> Engine<S> {
         if self.spaces.contains_key(ns.as_str()) {
             return Ok(Vec::new());
         }
-        let next_id = match self.store.get(&ns.key(Table::Meta, b"space"))? {
-            Some(meta) => decode_meta(&meta)?.0,
-            None => 1,
+        let (next_id, model) = match self.store.get(&ns.key(Table::Meta, b"space"))? {
+            Some(meta) => decode_meta(&meta)?,
+            None => (1, String::new()),
         };
-        let (dim, vectors) = (self.config.dim, self.config.vectors);
-        let Some(feed) = Feed::start(&self.store, &ns, next_id, dim, vectors)? else {
+        let reading =
+            Reading { next_id, model: &model, dim: self.config.dim, config: self.config.vectors };
+        let Some(feed) = Feed::start(&self.store, &ns, &reading)? else {
             self.feeds.remove(ns.as_str());
             return Ok(Vec::new());
         };

@@ -19,6 +19,7 @@ mod erase_derived;
 pub(crate) mod export;
 mod facts;
 mod feedback;
+mod index_keys;
 pub mod json;
 pub mod json_context;
 pub mod json_learn;
@@ -161,6 +162,7 @@ fn write_snapshot(
     space.snap.parts = written.parts;
     space.snap.pending.clear();
     space.snap.next_part = written.next_part;
+    space.snap.unsealed = written.unsealed;
     if written.full {
         space.snap.dirty.clear();
     }

@@ -4,8 +4,10 @@
 use std::collections::BTreeSet;
 
 use super::episodes::{Episodes, Hot};
+pub(crate) use super::index_keys::{episode_of, passage_key, MAX_ID};
+use super::index_keys::{ID_BITS, ID_MASK};
 use super::persist::meta::decode_meta;
-use super::persist::snapshot::{self, Opened, SnapState, Snapshot};
+use super::persist::snapshot::{self, Opened, Reading, SnapState, Snapshot};
 use super::persist::usage::{self, Usage};
 use super::Config;
 use crate::embed::passages::{TextVectors, MAX_PASSAGES};
@@ -16,19 +18,6 @@ use crate::record::episode::decode_vectors;
 use crate::record::Episode;
 use crate::store::scan::scan_all;
 use crate::store::{Batch, KvStore, Namespace, Table};
-
-/// Bits of a vector-index key that hold the episode id; the bits above hold `passage + 1` for
-/// the passages of a long text ([`passage_key`]), 0 for its whole vector.
-const ID_BITS: u32 = 48;
-
-/// The first episode id a namespace cannot use: ids must leave the key bits above
-/// [`ID_BITS`] to passages.
-pub(crate) const MAX_ID: u64 = 1 << ID_BITS;
-
-/// The vector-index key of passage `p` (from 0) of episode `id`.
-pub(crate) fn passage_key(id: u64, p: usize) -> u64 {
-    id | ((p as u64 + 1) << ID_BITS)
-}
 
 /// Words of a BM25 window: a text with more is indexed as windows of this many words.
 pub(crate) const BM25_WINDOW: usize = 128;
@@ -63,11 +52,6 @@ pub(crate) fn bm25_documents(e: &Episode) -> Vec<(u64, String)> {
         .enumerate()
         .map(|(p, (a, b))| (passage_key(e.id, p), format!("{}{meta}", &e.text[a..b])))
         .collect()
-}
-
-/// The episode a vector-index key belongs to.
-pub(crate) fn episode_of(key: u64) -> u64 {
-    key & ((1 << ID_BITS) - 1)
 }
 
 /// A stored record that could not be read when its namespace was opened. It stays in the store,
@@ -150,7 +134,11 @@ impl Space {
         let dirty = snapshot::dirty_ids(store, ns)?;
         let snap = match fed {
             Some(feed) => Some(feed.finish()),
-            None => snapshot::read(store, ns, space.next_id, config.dim, config.vectors)?,
+            None => {
+                let (next_id, model, dim) = (space.next_id, &space.model, config.dim);
+                let reading = Reading { next_id, model, dim, config: config.vectors };
+                snapshot::read(store, ns, &reading)?
+            }
         };
         match snap {
             None => {}
@@ -177,6 +165,7 @@ impl Space {
         self.snap.parts = snap.parts;
         self.snap.pending = snap.pending;
         self.snap.next_part = snap.next_part;
+        self.snap.unsealed = snap.unsealed;
         self.bm25 = snap.bm25;
         self.vectors = snap.vectors;
         self.episodes = snap.episodes;
@@ -481,7 +470,7 @@ impl Space {
             vectors: &self.vectors,
             episodes: &self.episodes,
             next_id: self.next_id,
-            id_mask: (1 << ID_BITS) - 1,
+            id_mask: ID_MASK,
         }
     }
 

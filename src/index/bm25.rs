@@ -3,6 +3,10 @@
 //! `score(d, q) = Σ_t idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·|d|/avgdl))`,
 //! `idf(t) = ln(1 + (N − n_t + 0.5)/(n_t + 0.5))` (the Lucene form, never negative).
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::id_map::IdMap;
 use super::postings::Postings;
 use super::terms::index_terms as terms;
 use super::FastMap as HashMap;
@@ -96,7 +100,7 @@ impl TermDocs for Vec<(u64, u32)> {
 pub struct Bm25 {
     pub(super) k1: f32,
     pub(super) b: f32,
-    pub(super) doc_len: HashMap<u64, u32>,
+    pub(super) doc_len: IdMap<u32>,
     /// Per term, (document, term frequency) sorted by document, in the byte form of
     /// [`Postings`].
     pub(super) postings: HashMap<Term, Postings>,
@@ -119,7 +123,7 @@ impl Default for Bm25 {
 impl Bm25 {
     /// An empty index with the given `k1` and `b`.
     pub fn new(k1: f32, b: f32) -> Self {
-        Self { k1, b, doc_len: HashMap::default(), postings: HashMap::default(), total_len: 0 }
+        Self { k1, b, doc_len: IdMap::default(), postings: HashMap::default(), total_len: 0 }
     }
 
     /// Number of documents.
@@ -129,7 +133,7 @@ impl Bm25 {
 
     /// True when document `id` is indexed.
     pub fn has(&self, id: u64) -> bool {
-        self.doc_len.contains_key(&id)
+        self.doc_len.contains_key(id)
     }
 
     /// True when no document is indexed.
@@ -147,7 +151,7 @@ impl Bm25 {
                 d.memory() + text + std::mem::size_of::<(Term, Postings)>() + 1
             })
             .sum();
-        postings + self.doc_len.capacity() * 16
+        postings + self.doc_len.memory()
     }
 
     /// Indexes `text` as document `id`, replacing a previous version of it.
@@ -155,7 +159,7 @@ impl Bm25 {
         self.remove(id);
         let terms = terms(text);
         let len = words_len(&terms);
-        self.total_len += len as u64;
+        self.total_len = self.total_len.saturating_add(len as u64);
         self.doc_len.insert(id, len as u32);
         let mut counts: HashMap<String, u32> = HashMap::default();
         for t in terms {
@@ -170,7 +174,7 @@ impl Bm25 {
     /// the text is not the one indexed (its terms do not add up to the document's length), every
     /// posting list is scanned as [`Bm25::remove`] does.
     pub fn remove_text(&mut self, id: u64, text: &str) {
-        let Some(&len) = self.doc_len.get(&id) else { return };
+        let Some(&len) = self.doc_len.get(id) else { return };
         let mut counts: HashMap<String, u32> = HashMap::default();
         for t in terms(text) {
             *counts.entry(t).or_default() += 1;
@@ -182,8 +186,8 @@ impl Bm25 {
         if !holds || words != len {
             return self.remove(id);
         }
-        self.doc_len.remove(&id);
-        self.total_len -= u64::from(len);
+        self.doc_len.remove(id);
+        self.total_len = self.total_len.saturating_sub(u64::from(len));
         for t in counts.keys() {
             if let Some(docs) = self.postings.get_mut(t.as_str()) {
                 docs.remove(id);
@@ -196,8 +200,8 @@ impl Bm25 {
 
     /// Removes document `id` (nothing happens when it is absent), scanning every posting list.
     pub fn remove(&mut self, id: u64) {
-        let Some(len) = self.doc_len.remove(&id) else { return };
-        self.total_len -= u64::from(len);
+        let Some(len) = self.doc_len.remove(id) else { return };
+        self.total_len = self.total_len.saturating_sub(u64::from(len));
         self.postings.retain(|_, docs| {
             docs.remove(id);
             !docs.is_empty()
@@ -245,7 +249,7 @@ impl Bm25 {
         held: &mut [bool],
     ) -> f32 {
         held.fill(false);
-        let Some(&dl) = self.doc_len.get(&id) else { return 0.0 };
+        let Some(&dl) = self.doc_len.get(id) else { return 0.0 };
         let n = self.doc_len.len() as f32;
         let avgdl = self.total_len as f32 / n;
         lists
@@ -307,7 +311,7 @@ impl Bm25 {
 
     /// [`Bm25::explain`] with the query already split by [`query_terms`].
     pub fn explain_terms(&self, query_terms: &[String], id: u64) -> Option<Hit> {
-        let dl = *self.doc_len.get(&id)? as f32;
+        let dl = *self.doc_len.get(id)? as f32;
         let n = self.doc_len.len() as f32;
         let avgdl = self.total_len as f32 / n;
         let mut hit = Hit { id, score: 0.0, terms: Vec::new() };
@@ -356,16 +360,59 @@ impl Bm25 {
         let lists = self.lists(query_terms);
         // Sized once: at most every posting, at most every document.
         let most = lists.iter().flatten().map(|d| d.len()).sum::<usize>().min(self.doc_len.len());
-        let mut scores: HashMap<u64, f32> =
-            HashMap::with_capacity_and_hasher(most, Default::default());
-        for docs in lists.into_iter().flatten() {
-            let idf = idf_of(docs.len(), n);
-            for (id, tf) in docs.iter() {
-                let dl = self.doc_len[&id] as f32;
-                *scores.entry(id).or_default() += self.weigh(idf, tf, dl, avgdl);
+        // The lists merged in id order, each document's score summed over its terms in query
+        // order: no table of every matching document beside the ranking. The lists holding
+        // the next document are found by a scan of their heads for a short query, through a
+        // heap of them for a long one (O(log terms) a posting however long the query).
+        let mut heads: Vec<_> = lists
+            .into_iter()
+            .flatten()
+            .map(|docs| {
+                let mut it = docs.iter();
+                (idf_of(docs.len(), n), it.next(), it)
+            })
+            .collect();
+        let mut heap: Option<BinaryHeap<Reverse<(u64, usize)>>> = (heads.len() > 8).then(|| {
+            heads.iter().enumerate().filter_map(|(i, h)| Some(Reverse((h.1?.0, i)))).collect()
+        });
+        let mut ranked: Vec<(u64, f32)> = Vec::with_capacity(most);
+        let mut here: Vec<usize> = Vec::with_capacity(heads.len());
+        loop {
+            here.clear();
+            let id = match heap.as_mut() {
+                Some(heap) => {
+                    let Some(&Reverse((id, _))) = heap.peek() else { break };
+                    while let Some(&Reverse((_, i))) = heap.peek().filter(|r| r.0 .0 == id) {
+                        heap.pop();
+                        here.push(i);
+                    }
+                    here.sort_unstable();
+                    id
+                }
+                None => {
+                    let Some(id) = heads.iter().filter_map(|h| h.1.map(|p| p.0)).min() else {
+                        break;
+                    };
+                    let at =
+                        heads.iter().enumerate().filter(|(_, h)| h.1.is_some_and(|p| p.0 == id));
+                    here.extend(at.map(|(i, _)| i));
+                    id
+                }
+            };
+            let dl = self.doc_len.get(id).copied().unwrap_or(0) as f32;
+            let mut score = 0.0f32;
+            for &i in &here {
+                let (idf, head, it) = &mut heads[i];
+                if let Some((_, tf)) = *head {
+                    score += self.weigh(*idf, tf, dl, avgdl);
+                }
+                *head = it.next();
+                if let (Some(heap), Some((at, _))) = (heap.as_mut(), *head) {
+                    heap.push(Reverse((at, i)));
+                }
             }
+            ranked.push((id, score));
         }
-        let mut ranked: Vec<(u64, f32)> = scores.into_iter().collect();
         let order = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
         // `k` comes from callers (a host may ask for any number): never reserve more than exists.
         let mut out = Vec::with_capacity(k.min(ranked.len()));
@@ -409,7 +456,7 @@ mod tests {
         assert!(inflected > 0.0, "the stem finds \"deployed\"");
         assert!(exact > inflected, "the exact form scores on two terms: {exact} vs {inflected}");
         // A document's length counts its words, not the stems beside them.
-        assert_eq!(b.doc_len[&1], 7);
+        assert_eq!(b.doc_len.get(1), Some(&7));
         b.remove_text(2, "we deployed the web app fine");
         assert_eq!(b.score_terms(&q, 2), 0.0);
         assert!(!b.postings.contains_key("deployed"), "removed by its own text");
@@ -504,7 +551,9 @@ mod tests {
         }
         let n = docs.len() as f32;
         let avgdl = docs.iter().map(Vec::len).sum::<usize>() as f32 / n;
-        for q in ["alpha beta", "deploy", "x1.2 cache node", "gamma gamma delta"] {
+        // The last query has more than 8 terms: its lists are merged through a heap.
+        let long = "alpha beta gamma delta node deploy cache x1.2";
+        for q in ["alpha beta", "deploy", "x1.2 cache node", "gamma gamma delta", long] {
             let mut qt = terms(q);
             qt.sort();
             qt.dedup();

@@ -19,15 +19,21 @@
 //! the row count so a damaged graph is refused instead of indexing out of bounds):
 //!
 //! ```text
-//! graph := rows:u32 entry:u32 levels:u8×rows zero:u32×(rows·M0)
+//! graph := rows:u32 entry:u32 levels:u8×rows counts:u8×rows (link×count) for each row
 //!          (links:u32×(level·M)) for each row with level ≥ 1, in row order
+//! link  := the row number, little-endian in `link_width(rows)` bytes: 2 for up to 65,536
+//!          rows, 3 for up to 2²⁴, else 4
 //! ```
 //!
-//! An empty slot is `u32::MAX`; a row's links fill its slots from the front.
+//! A row's level-0 links fill its `M0` slots from the front; `count` says how many are used
+//! (about three quarters on 384-d data), and only those are stored, in slot order, in as few
+//! bytes as the row numbers need (`index::links`, which holds them so once the graph is
+//! sealed). An empty upper-level slot is `u32::MAX`.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
+use super::links::{link_width, Zero, EMPTY};
 use super::FastMap as HashMap;
 use crate::store::codec::{Reader, Sink};
 
@@ -37,7 +43,6 @@ pub const M: usize = 16;
 pub const M0: usize = 2 * M;
 /// The highest level a row can reach.
 pub const MAX_LEVEL: u8 = 12;
-const EMPTY: u32 = u32::MAX;
 
 /// A row and its distance to whatever is being searched for, ordered by distance then row.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -90,8 +95,8 @@ impl Visited {
 #[derive(Debug, Clone, Default)]
 pub(super) struct Graph {
     levels: Vec<u8>,
-    /// `M0` slots per row.
-    zero: Vec<u32>,
+    /// Level-0 links.
+    zero: Zero,
     /// For each row above level 0: `level · M` slots, level 1 first.
     upper: HashMap<u32, Box<[u32]>>,
     /// The row searches start from (`EMPTY` while the graph is empty): one of the highest.
@@ -123,26 +128,32 @@ impl Graph {
 
     /// Approximate bytes held.
     pub(super) fn memory(&self) -> usize {
-        self.levels.len() * (1 + 4 * M0)
+        self.levels.len()
+            + self.zero.memory()
             + self.upper.values().map(|l| 4 * l.len() + 32).sum::<usize>()
     }
 
-    fn links(&self, row: u32, level: u8) -> &[u32] {
-        let links = if level == 0 {
-            let at = row as usize * M0;
-            &self.zero[at..at + M0]
-        } else {
-            let l = usize::from(level - 1) * M;
-            &self.upper[&row][l..l + M]
-        };
-        let used = links.iter().position(|&n| n == EMPTY).unwrap_or(links.len());
-        &links[..used]
+    /// Packs the level-0 links (`index::links`): the graph is sealed, no row is added again.
+    pub(super) fn pack(&mut self) {
+        self.zero.pack(self.levels.len());
+    }
+
+    /// Calls `f` with each of `row`'s links on `level`.
+    #[inline]
+    fn each_link(&self, row: u32, level: u8, mut f: impl FnMut(u32)) {
+        if level == 0 {
+            return self.zero.each(row, f);
+        }
+        let l = usize::from(level - 1) * M;
+        if let Some(links) = self.upper.get(&row) {
+            links[l..l + M].iter().take_while(|&&n| n != EMPTY).for_each(|&n| f(n));
+        }
     }
 
     fn links_mut(&mut self, row: u32, level: u8) -> &mut [u32] {
         if level == 0 {
             let at = row as usize * M0;
-            &mut self.zero[at..at + M0]
+            &mut self.zero.slots()[at..at + M0]
         } else {
             let l = usize::from(level - 1) * M;
             &mut self.upper.get_mut(&row).expect("a row above level 0 has upper links")[l..l + M]
@@ -157,13 +168,13 @@ impl Graph {
     fn greedy(&self, mut at: Near, level: u8, dist: &mut impl FnMut(u32) -> f32) -> Near {
         loop {
             let mut moved = false;
-            for &n in self.links(at.row, level) {
+            self.each_link(at.row, level, |n| {
                 let near = Near { dist: dist(n), row: n };
                 if near < at {
                     at = near;
                     moved = true;
                 }
-            }
+            });
             if !moved {
                 return at;
             }
@@ -195,9 +206,9 @@ impl Graph {
             if best.len() >= ef && best.peek().is_some_and(|w| c > *w) {
                 break;
             }
-            for &n in self.links(c.row, level) {
+            self.each_link(c.row, level, |n| {
                 if !visited.first(n) {
-                    continue;
+                    return;
                 }
                 let near = Near { dist: dist(n), row: n };
                 if best.len() < ef || best.peek().is_some_and(|w| near < *w) {
@@ -207,7 +218,7 @@ impl Graph {
                         best.pop();
                     }
                 }
-            }
+            });
         }
         best.into_sorted_vec()
     }
@@ -240,7 +251,7 @@ impl Graph {
     ) -> u64 {
         let row = self.levels.len() as u32;
         self.levels.push(level);
-        self.zero.extend([EMPTY; M0]);
+        self.zero.slots().extend([EMPTY; M0]);
         if level > 0 {
             self.upper.insert(row, vec![EMPTY; usize::from(level) * M].into_boxed_slice());
         }
@@ -315,10 +326,21 @@ impl Graph {
 
     /// Appends the byte form (module docs).
     pub(super) fn encode(&self, w: &mut impl Sink) {
-        w.put(&(self.levels.len() as u32).to_le_bytes());
+        let rows = self.levels.len();
+        w.put(&(rows as u32).to_le_bytes());
         w.put(&self.entry.to_le_bytes());
         w.put(&self.levels);
-        put_words(w, &self.zero);
+        if w.needs(rows) {
+            w.put(&self.zero.counts());
+        } else {
+            w.skip(rows);
+        }
+        let total = self.zero.used() * link_width(rows);
+        if w.needs(total) {
+            self.zero.put_links(rows, &mut |b| w.put(b));
+        } else {
+            w.skip(total);
+        }
         for (row, &level) in self.levels.iter().enumerate() {
             if level > 0 {
                 put_words(w, self.upper.get(&(row as u32)).map_or(&[], |l| &l[..]));
@@ -328,8 +350,9 @@ impl Graph {
 
     /// The length of the byte form.
     pub(super) fn encoded_len(&self) -> usize {
+        let rows = self.levels.len();
         let upper: usize = self.levels.iter().map(|&l| usize::from(l) * M).sum();
-        8 + self.levels.len() + (self.zero.len() + upper) * 4
+        8 + 2 * rows + self.zero.used() * link_width(rows) + upper * 4
     }
 
     /// Reads the byte form of a graph over `rows` rows, refusing one whose links or entry
@@ -343,30 +366,22 @@ impl Graph {
         }
         let entry = r.u32()?;
         let levels = r.take_bytes(rows)?.to_vec();
-        let zero_bytes = rows
-            .checked_mul(M0 * 4)
-            .ok_or_else(|| r.corrupt(format!("graph of {rows} rows")))
-            .and_then(|n| r.take_bytes(n))?;
-        let zero: Vec<u32> = zero_bytes
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
+        let counts = r.take_bytes(rows)?;
+        let links = r.take_bytes(Zero::stored_len(counts, rows))?.to_vec();
+        let zero = Zero::from_stored(counts, links, rows).map_err(|e| r.corrupt(e))?;
         Self::from_parts(entry, levels, zero, r)
     }
 
     /// A graph from its byte form's fields already read — `entry`, `levels` (a row each) and
-    /// the level-0 links `zero` — and `r`, which holds the upper levels' links; checked as
-    /// [`Graph::decode`] says.
+    /// the level-0 links `zero` (checked by [`Zero::from_stored`]) — and `r`, which holds the
+    /// upper levels' links; checked as [`Graph::decode`] says.
     pub(super) fn from_parts(
         entry: u32,
         levels: Vec<u8>,
-        zero: Vec<u32>,
+        zero: Zero,
         r: &mut Reader,
     ) -> crate::error::Result<Self> {
         let rows = levels.len();
-        if Some(zero.len()) != rows.checked_mul(M0) {
-            return Err(r.corrupt(format!("{} level-0 links for {rows} rows", zero.len())));
-        }
         if let Some(l) = levels.iter().find(|&&l| l > MAX_LEVEL) {
             return Err(r.corrupt(format!("graph level {l} above {MAX_LEVEL}")));
         }
@@ -376,9 +391,6 @@ impl Graph {
             }
             Ok(link)
         };
-        if let Some(&link) = zero.iter().find(|&&l| l != EMPTY && l as usize >= rows) {
-            check(r, link)?;
-        }
         let mut upper = HashMap::default();
         for (row, &level) in levels.iter().enumerate() {
             if level > 0 {

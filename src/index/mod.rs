@@ -2,6 +2,8 @@
 
 pub mod bm25;
 mod hnsw;
+pub(crate) mod id_map;
+mod links;
 pub mod persist;
 pub mod postings;
 pub(crate) mod segment_fields;

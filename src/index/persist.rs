@@ -10,16 +10,19 @@
 //!                                                        terms ascending, postings by id
 //! id_gap  := the id minus the previous id of the same list (the first: minus 0)
 //! vectors  := dim:u32 ef_search:u32 segments:u32 segment×segments
-//!             delta:u32 (id:u64 scale:f32 row:i8×dim)×delta
-//! segment  := rows:u32 ids:bytes(u64×rows) scales:bytes(f32×rows) data:bytes(i8×rows·dim)
-//!             graph:bytes
+//!             delta:u32 (id:u64 scale:f32 row:bytes(i8×dim))×delta
+//! segment  := rows:u32 ids:bytes(id_step:var×rows) scales:bytes(f32×rows)
+//!             data:bytes(i8×rows·dim) graph:bytes
+//! id_step := the row's id minus the previous row's (the first: minus 0), wrapping, zigzag
+//!            (0, -1, 1, -2… as 0, 1, 2, 3…): a segment's ids mostly ascend by a little, so a
+//!            row's id takes a byte or two instead of eight
 //! ```
 //!
-//! A snapshot may also store the parts separately ([`VectorIndex::encode_segment`], one per
-//! sealed segment, and [`VectorIndex::encode_rows`] for delta rows), and assemble an index from
-//! them ([`VectorIndex::add_segment`] for each segment in order, decoded as its bytes arrive
-//! by `index::segment_fields`, then
-//! [`VectorIndex::add_rows`]).
+//! A snapshot stores the sealed segments separately ([`VectorIndex::encode_segment`], one
+//! part per segment) and assembles an index from them ([`VectorIndex::add_segment`] for each
+//! segment in order, decoded as its bytes arrive by `index::segment_fields`); the rows not
+//! sealed yet it quantises again from their vector records
+//! ([`VectorIndex::insert_row`]).
 //!
 //! `graph` is the segment's HNSW graph in its own byte form (`index::hnsw`: levels and links by
 //! row number; decoding checks every link against the rows). The engine's snapshot header
@@ -33,7 +36,7 @@ use super::hnsw::Graph;
 use super::postings::Postings;
 use super::vectors::{Flat, Loc, QVec, Segment, VectorConfig, VectorIndex};
 use crate::error::{Error, Result};
-use crate::store::codec::{section, Reader, Sink, Window, Writer};
+use crate::store::codec::{leb128, section, zigzag, Reader, Sink, Window, Writer};
 
 impl Bm25 {
     /// Appends the index's byte form (module docs) to `w`.
@@ -50,7 +53,7 @@ impl Bm25 {
     pub fn encode_range(&self, w: &mut Writer, (lo, hi): (u64, u64), mask: u64) {
         let within = |key: u64| (lo..hi).contains(&(key & mask));
         let mut docs: Vec<(u64, u32)> =
-            self.doc_len.iter().filter(|(&i, _)| within(i)).map(|(&i, &l)| (i, l)).collect();
+            self.doc_len.iter().filter(|&(i, _)| within(i)).map(|(i, &l)| (i, l)).collect();
         docs.sort_unstable();
         let total: u64 = docs.iter().map(|d| u64::from(d.1)).sum();
         w.f32(self.k1).f32(self.b).u64(total);
@@ -99,11 +102,14 @@ impl Bm25 {
         }
         if other.doc_len.keys().any(|id| self.doc_len.contains_key(id)) {
             for id in other.doc_len.keys() {
-                self.remove(*id);
+                self.remove(id);
             }
         }
-        self.total_len += other.total_len;
-        self.doc_len.extend(other.doc_len);
+        self.total_len = self.total_len.saturating_add(other.total_len);
+        self.doc_len.reserve_for(other.doc_len.keys());
+        for (id, &len) in other.doc_len.iter() {
+            self.doc_len.insert(id, len);
+        }
         for (term, list) in other.postings {
             match self.postings.get_mut(&term) {
                 None => {
@@ -135,7 +141,15 @@ impl Bm25 {
         let mut index = Bm25::new(k1, b);
         index.total_len = total_len;
         let docs = r.u32()? as usize;
-        index.doc_len.reserve(docs.min(r.remaining() / 2));
+        // The ids first, to allocate the table once (they are checked on the second pass).
+        let mut ids = r.clone();
+        let (mut id, mut left) = (0u64, docs);
+        index.doc_len.reserve_for(std::iter::from_fn(move || {
+            left = left.checked_sub(1)?;
+            id = id.checked_add(ids.var().ok()?)?;
+            ids.var().ok()?;
+            Some(id)
+        }));
         let mut id = 0u64;
         for _ in 0..docs {
             id =
@@ -159,13 +173,53 @@ pub(super) fn le_chunks<const N: usize>(bytes: &[u8]) -> impl Iterator<Item = [u
     bytes.chunks_exact(N).map(|c| c.try_into().expect("chunks_exact"))
 }
 
+/// A segment's ids as `id_step`s (module docs), each with the bytes it takes.
+fn id_steps(ids: &[u64]) -> impl Iterator<Item = ([u8; 10], usize)> + '_ {
+    let mut prev = 0u64;
+    ids.iter().map(move |&id| {
+        let step = zigzag(id.wrapping_sub(prev) as i64);
+        prev = id;
+        leb128(step)
+    })
+}
+
+/// The bytes of a segment's `ids` section.
+fn ids_len(ids: &[u64]) -> usize {
+    id_steps(ids).map(|(_, n)| n).sum()
+}
+
+/// Reads a segment's `ids` section, which must hold exactly `rows` ids.
+pub(super) fn read_ids(bytes: &[u8], rows: usize) -> Result<Vec<u64>> {
+    let mut r = Reader::new(bytes, "vector segment ids");
+    let mut ids = Vec::new();
+    ids.try_reserve_exact(rows.min(bytes.len()))
+        .map_err(|_| r.corrupt(format!("{rows} ids: not enough memory")))?;
+    let mut prev = 0u64;
+    for _ in 0..rows {
+        prev = prev.wrapping_add(r.zvar()? as u64);
+        ids.push(prev);
+    }
+    r.end()?;
+    Ok(ids)
+}
+
 /// Puts `seg`'s byte form (`segment`, module docs) without building any of it beside the
 /// segment, so a [`Window`](crate::store::codec::Window) can take a slice of it.
 fn encode_segment(seg: &Segment, w: &mut impl Sink) {
     let f = &seg.flat;
     let rows = f.ids.len();
     w.put(&(rows as u32).to_le_bytes());
-    section(w, rows * 8, |w| f.ids.iter().for_each(|id| w.put(&id.to_le_bytes())));
+    section(w, ids_len(&f.ids), |w| {
+        let mut buf = Vec::with_capacity(4096 + 10);
+        for (step, n) in id_steps(&f.ids) {
+            buf.extend_from_slice(&step[..n]);
+            if buf.len() >= 4096 {
+                w.put(&buf);
+                buf.clear();
+            }
+        }
+        w.put(&buf);
+    });
     section(w, rows * 4, |w| f.scales.iter().for_each(|s| w.put(&s.to_le_bytes())));
     section(w, f.data.len(), |w| {
         let mut buf = [0u8; 4096];
@@ -182,7 +236,14 @@ fn encode_segment(seg: &Segment, w: &mut impl Sink) {
 /// The length of [`encode_segment`]'s bytes.
 fn segment_len(seg: &Segment) -> usize {
     let rows = seg.flat.ids.len();
-    4 + 4 + rows * 8 + 4 + rows * 4 + 4 + seg.flat.data.len() + 4 + seg.graph.encoded_len()
+    4 + 4
+        + ids_len(&seg.flat.ids)
+        + 4
+        + rows * 4
+        + 4
+        + seg.flat.data.len()
+        + 4
+        + seg.graph.encoded_len()
 }
 
 /// Reads segment number `s` (in search order) of the index, giving it `serial`.
@@ -190,13 +251,12 @@ fn decode_segment(r: &mut Reader, dim: usize, s: usize, serial: u64) -> Result<S
     let rows = r.u32()? as usize;
     let (ids, scales, data) = (r.bytes()?, r.bytes()?, r.bytes()?);
     let size = |per: usize| rows.checked_mul(per);
-    if Some(ids.len()) != size(8) || Some(scales.len()) != size(4) || Some(data.len()) != size(dim)
-    {
+    if Some(scales.len()) != size(4) || Some(data.len()) != size(dim) {
         return Err(r.corrupt(format!("segment {s}: sizes disagree with {rows} rows")));
     }
     let flat = Flat {
         dim,
-        ids: le_chunks::<8>(ids).map(u64::from_le_bytes).collect(),
+        ids: read_ids(ids, rows).map_err(|e| r.corrupt(format!("segment {s}: {e}")))?,
         scales: le_chunks::<4>(scales).map(f32::from_le_bytes).collect(),
         data: data.iter().map(|&x| x as i8).collect(),
     };
@@ -221,7 +281,7 @@ impl VectorIndex {
         for seg in &self.segments {
             encode_segment(seg, w);
         }
-        self.encode_rows(w, |_| true);
+        self.encode_rows(w);
         Ok(())
     }
 
@@ -250,35 +310,16 @@ impl VectorIndex {
         }
     }
 
-    /// Appends the unsealed rows (the delta's and a seal's in progress) whose ids `keep` accepts (`delta` in the module docs).
-    pub fn encode_rows(&self, w: &mut Writer, keep: impl Fn(u64) -> bool) {
-        let rows: Vec<(u64, f32, &[i8])> = self.unsealed().filter(|r| keep(r.0)).collect();
+    /// Appends the unsealed rows: the delta's and a seal's in progress (`delta` in the module
+    /// docs).
+    fn encode_rows(&self, w: &mut Writer) {
+        let rows: Vec<(u64, f32, &[i8])> = self.unsealed().collect();
         w.u32(rows.len() as u32);
         for (id, scale, row) in rows {
             w.u64(id).f32(scale);
             let row: Vec<u8> = row.iter().map(|&x| x as u8).collect();
             w.bytes(&row);
         }
-    }
-
-    /// Adds delta rows ([`VectorIndex::encode_rows`]) for the ids no segment holds; call it
-    /// once every segment is added.
-    pub fn add_rows(&mut self, mut r: Reader) -> Result<()> {
-        let n = r.u32()? as usize;
-        for _ in 0..n {
-            let (id, q) = decode_row(&mut r, self.dim)?;
-            match self.loc.get(&id) {
-                Some(Loc::Sealed(..)) => {} // sealed since this row was stored
-                Some(Loc::Delta(_) | Loc::Building(_)) => {
-                    return Err(r.corrupt(format!("id {id} twice in the delta")))
-                }
-                None => {
-                    self.loc.insert(id, Loc::Delta(self.delta.len()));
-                    self.delta.push((id, q));
-                }
-            }
-        }
-        r.end()
     }
 
     /// Reads what [`VectorIndex::encode`] wrote, for vectors of `dim` dimensions tuned by
@@ -305,7 +346,7 @@ impl VectorIndex {
         index.delta.reserve(delta.min(r.remaining() / (dim + 16)));
         for _ in 0..delta {
             let (id, q) = decode_row(r, dim)?;
-            if let Some(Loc::Delta(_)) = index.loc.get(&id) {
+            if let Some(Loc::Delta(_)) = index.loc.get(id) {
                 return Err(r.corrupt(format!("id {id} twice in the delta")));
             }
             index.loc.insert(id, Loc::Delta(index.delta.len()));
@@ -316,7 +357,7 @@ impl VectorIndex {
 
     /// Every id with a live vector.
     pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
-        self.loc.keys().copied()
+        self.loc.keys()
     }
 }
 
@@ -325,14 +366,20 @@ mod tests {
     use super::*;
     use crate::index::vectors::tests::unit;
 
-    #[test]
-    fn a_segment_written_in_slices_is_the_segment_written_whole() {
-        let config = VectorConfig { seal_at: 100, ..VectorConfig::default() };
-        let mut v = VectorIndex::new(32, config);
-        for id in 0..300u64 {
-            v.insert(id, &unit(id, 32));
+    /// An index of `n` `dim`-dimensional vectors, sealed in segments of `seal_at`.
+    fn sealed(dim: usize, n: u64, seal_at: usize) -> VectorIndex {
+        let config = VectorConfig { seal_at, ..VectorConfig::default() };
+        let mut v = VectorIndex::new(dim, config);
+        for id in 0..n {
+            v.insert(id, &unit(id, dim));
         }
         v.maintain(true, u64::MAX);
+        v
+    }
+
+    #[test]
+    fn a_segment_written_in_slices_is_the_segment_written_whole() {
+        let v = sealed(32, 300, 100);
         for serial in v.segment_serials() {
             let mut w = Writer::new();
             assert!(v.encode_segment(serial, &mut w).unwrap());
@@ -422,12 +469,7 @@ mod tests {
     /// that searches without panicking (a link past the rows would index out of bounds).
     #[test]
     fn a_damaged_graph_is_refused_or_harmless() {
-        let config = VectorConfig { seal_at: 60, ..VectorConfig::default() };
-        let mut v = VectorIndex::new(8, config);
-        for id in 0..60u64 {
-            v.insert(id, &unit(id, 8));
-        }
-        v.maintain(true, u64::MAX);
+        let v = sealed(8, 60, 60);
         let mut w = Writer::new();
         v.encode(&mut w).unwrap();
         let bytes = w.finish();
@@ -442,7 +484,7 @@ mod tests {
             for value in [0x00, 0x3b, 0x7f, 0xff] {
                 let mut b = bytes.clone();
                 b[at] = value;
-                match VectorIndex::decode(&mut Reader::new(&b, "t"), 8, config) {
+                match VectorIndex::decode(&mut Reader::new(&b, "t"), 8, v.config) {
                     Err(_) => refused += 1,
                     Ok(index) => {
                         accepted += 1;

@@ -16,7 +16,7 @@
 use smallvec::SmallVec;
 
 use crate::error::Result;
-use crate::store::codec::Reader;
+use crate::store::codec::{leb128, Reader};
 
 /// Postings per block between skip entries.
 pub const SKIP: usize = 16;
@@ -86,12 +86,9 @@ fn var(rest: &mut &[u8]) -> Option<u64> {
     None
 }
 
-fn push_var(bytes: &mut SmallVec<[u8; 8]>, mut v: u64) {
-    while v >= 0x80 {
-        bytes.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    bytes.push(v as u8);
+fn push_var(bytes: &mut SmallVec<[u8; 8]>, v: u64) {
+    let (var, n) = leb128(v);
+    bytes.extend_from_slice(&var[..n]);
 }
 
 impl Postings {

@@ -2,17 +2,21 @@
 //! over a few chunks at a time. The byte form is `segment` of `index::persist`:
 //!
 //! ```text
-//! segment := rows:u32 ids:bytes(u64×rows) scales:bytes(f32×rows) data:bytes(i8×rows·dim)
-//!            graph:bytes(rows:u32 entry:u32 levels:u8×rows zero:u32×(rows·M0) upper links)
+//! segment := rows:u32 ids:bytes(id_step:var×rows) scales:bytes(f32×rows)
+//!            data:bytes(i8×rows·dim)
+//!            graph:bytes(rows:u32 entry:u32 levels:u8×rows counts:u8×rows
+//!                        level-0 links row by row, upper links)
 //! ```
 //!
 //! The int8 rows (`data`, most of the bytes) are collected into the buffer the segment keeps
-//! and the level-0 links straight into the graph's `u32` vector; the ids, scales, levels and
-//! upper links are read from a scratch buffer. So decoding holds little beside the decoded
+//! and each row's level-0 links unpacked straight into the graph's `u32` slots (`index::hnsw`
+//! has their byte form); the ids, scales, levels, link counts and upper links are read from a
+//! scratch buffer. So decoding holds little beside the decoded
 //! segment: no buffer of the whole part, and no hole in the heap where one was.
 
-use super::hnsw::{Graph, M0};
-use super::persist::le_chunks;
+use super::hnsw::Graph;
+use super::links::Zero;
+use super::persist::{le_chunks, read_ids};
 use super::vectors::{Flat, Loc, Segment, VectorIndex};
 use crate::error::{Error, Result};
 use crate::store::codec::Reader;
@@ -32,8 +36,9 @@ pub(crate) struct SegmentFields {
     graph_len: usize,
     entry: u32,
     levels: Vec<u8>,
-    /// Level-0 links.
-    zero: Vec<u32>,
+    /// Level-0 links stored per row, then the links.
+    counts: Vec<u8>,
+    zero: Zero,
     segment: Option<Segment>,
 }
 
@@ -51,7 +56,8 @@ impl SegmentFields {
             graph_len: 0,
             entry: 0,
             levels: Vec::new(),
-            zero: Vec::new(),
+            counts: Vec::new(),
+            zero: Zero::default(),
             segment: None,
         }
     }
@@ -86,9 +92,9 @@ impl Fields for SegmentFields {
                 self.rows = word(b) as usize;
                 Want::Read(4)
             }
-            (2, Field::Read(b)) => Want::Read(self.sized(word(b), 8, "ids")?),
+            (2, Field::Read(b)) => Want::Read(word(b) as usize),
             (3, Field::Read(b)) => {
-                self.ids = le_chunks::<8>(b).map(u64::from_le_bytes).collect();
+                self.ids = read_ids(b, self.rows).map_err(|e| self.corrupt(e.to_string()))?;
                 Want::Read(4)
             }
             (4, Field::Read(b)) => Want::Read(self.sized(word(b), 4, "scales")?),
@@ -117,21 +123,26 @@ impl Fields for SegmentFields {
             }
             (10, Field::Read(b)) => {
                 self.levels = b.to_vec();
-                let links = self.rows.checked_mul(M0);
-                Want::Words(links.ok_or_else(|| self.corrupt(format!("{} rows", self.rows)))?)
+                Want::Read(self.rows)
             }
-            (11, Field::Words(zero)) => {
-                let before = 8 + self.rows + zero.len() * 4;
+            (11, Field::Read(b)) => {
+                self.counts = b.to_vec();
+                Want::Keep(Zero::stored_len(&self.counts, self.rows))
+            }
+            (12, Field::Keep(links)) => {
+                let before = 8 + 2 * self.rows + links.len();
                 let upper = self.graph_len.checked_sub(before).ok_or_else(|| {
                     self.corrupt(format!(
                         "a graph of {} bytes for {} rows",
                         self.graph_len, self.rows
                     ))
                 })?;
-                self.zero = zero; // checked with the upper links, once they are here
+                let counts = std::mem::take(&mut self.counts);
+                self.zero =
+                    Zero::from_stored(&counts, links, self.rows).map_err(|e| self.corrupt(e))?;
                 Want::Read(upper)
             }
-            (12, Field::Read(b)) => {
+            (13, Field::Read(b)) => {
                 let mut r = Reader::new(b, "vector segment graph");
                 let (levels, zero) =
                     (std::mem::take(&mut self.levels), std::mem::take(&mut self.zero));
@@ -157,13 +168,13 @@ impl VectorIndex {
     /// them; a later location of an id wins).
     pub(crate) fn add_segment(&mut self, fields: SegmentFields) -> Result<()> {
         let seg = match fields.segment {
-            Some(seg) if fields.step == 12 => seg,
+            Some(seg) if fields.step == 13 => seg,
             _ => return Err(fields.corrupt("its bytes end before its graph".into())),
         };
         let s = self.segments.len();
         // Reserved once: a table grown step by step leaves its smaller copies behind as
         // holes in a wasm heap, which never shrinks.
-        self.loc.reserve(seg.flat.ids.len());
+        self.loc.reserve_for(seg.flat.ids.iter().copied());
         for (row, id) in seg.flat.ids.iter().enumerate() {
             self.loc.insert(*id, Loc::Sealed(s, row as u32));
         }

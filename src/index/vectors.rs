@@ -20,7 +20,7 @@
 use std::cell::RefCell;
 
 use super::hnsw::{level_of, Graph, Visited};
-use super::FastMap as HashMap;
+use super::id_map::IdMap;
 
 /// A unit vector quantised to int8 with one scale.
 #[derive(Debug, Clone, PartialEq)]
@@ -244,7 +244,7 @@ pub struct VectorIndex {
     pub(super) dim: usize,
     pub(super) segments: Vec<Segment>,
     pub(super) delta: Vec<(u64, QVec)>,
-    pub(super) loc: HashMap<u64, Loc>,
+    pub(super) loc: IdMap<Loc>,
     /// The serial the next segment built gets.
     pub(super) next_serial: u64,
     build: Option<Build>,
@@ -277,7 +277,7 @@ impl VectorIndex {
             dim,
             segments: Vec::new(),
             delta: Vec::new(),
-            loc: HashMap::default(),
+            loc: IdMap::default(),
             next_serial: 1,
             build: None,
             visited: RefCell::new(Visited::default()),
@@ -312,19 +312,24 @@ impl VectorIndex {
 
     /// Adds (or replaces) the vector of `id`. The caller checked its dimension.
     pub fn insert(&mut self, id: u64, v: &[f32]) {
+        self.insert_row(id, QVec::new(v));
+    }
+
+    /// Adds (or replaces) the vector of `id`, quantised already ([`QVec::new`]).
+    pub fn insert_row(&mut self, id: u64, q: QVec) {
         self.remove(id);
         self.loc.insert(id, Loc::Delta(self.delta.len()));
-        self.delta.push((id, QVec::new(v)));
+        self.delta.push((id, q));
     }
 
     /// True when `id` has a live vector.
     pub fn contains(&self, id: u64) -> bool {
-        self.loc.contains_key(&id)
+        self.loc.contains_key(id)
     }
 
     /// Removes `id`'s vector (a no-op when absent).
     pub fn remove(&mut self, id: u64) {
-        match self.loc.remove(&id) {
+        match self.loc.remove(id) {
             Some(Loc::Delta(i)) => {
                 self.delta.swap_remove(i);
                 if let Some((moved, _)) = self.delta.get(i) {
@@ -405,7 +410,7 @@ impl VectorIndex {
                 let seg = &self.segments[index].flat;
                 for (r, id) in seg.ids.iter().enumerate() {
                     let here = Loc::Sealed(index, r as u32);
-                    if self.loc.get(id) == Some(&here) {
+                    if self.loc.get(*id) == Some(&here) {
                         flat.push(*id, seg.scales[r], seg.row(r as u32));
                         from.push(here);
                     }
@@ -437,13 +442,15 @@ impl VectorIndex {
         let index = self.segments.len();
         for (r, id) in build.flat.ids.iter().enumerate() {
             let was = build.from.get(r).copied().unwrap_or(Loc::Building(r as u32));
-            if let Some(loc) = self.loc.get_mut(id).filter(|l| **l == was) {
+            if let Some(loc) = self.loc.get_mut(*id).filter(|l| **l == was) {
                 *loc = Loc::Sealed(index, r as u32);
             }
         }
         let serial = self.next_serial;
         self.next_serial += 1;
-        self.segments.push(Segment { serial, flat: build.flat, graph: build.graph });
+        let mut graph = build.graph;
+        graph.pack();
+        self.segments.push(Segment { serial, flat: build.flat, graph });
     }
 
     /// The serial numbers of the sealed segments, in search order.
@@ -468,7 +475,7 @@ impl VectorIndex {
                 );
                 for n in near {
                     let id = flat.ids[n.row as usize];
-                    if self.loc.get(&id) == Some(&Loc::Sealed(index, n.row)) && keep(id) {
+                    if self.loc.get(id) == Some(&Loc::Sealed(index, n.row)) && keep(id) {
                         hits.push((id, flat.dot_f32(n.row, query)));
                     }
                 }
@@ -484,7 +491,7 @@ impl VectorIndex {
         for (index, seg) in self.segments.iter().enumerate() {
             for (r, id) in seg.flat.ids.iter().enumerate() {
                 let r = r as u32;
-                if self.loc.get(id) == Some(&Loc::Sealed(index, r)) && keep(*id) {
+                if self.loc.get(*id) == Some(&Loc::Sealed(index, r)) && keep(*id) {
                     hits.push((*id, seg.flat.dot_f32(r, query)));
                 }
             }
@@ -503,7 +510,7 @@ impl VectorIndex {
         if let Some(b) = self.build.as_ref().filter(|b| !b.merge) {
             for (r, id) in b.flat.ids.iter().enumerate() {
                 let r = r as u32;
-                if self.loc.get(id) == Some(&Loc::Building(r)) && keep(*id) {
+                if self.loc.get(*id) == Some(&Loc::Building(r)) && keep(*id) {
                     hits.push((*id, b.flat.dot_f32(r, query)));
                 }
             }
@@ -518,11 +525,16 @@ impl VectorIndex {
         let building = self.build.iter().filter(|b| !b.merge).flat_map(move |b| {
             b.flat.ids.iter().enumerate().filter_map(move |(r, id)| {
                 let r = r as u32;
-                (self.loc.get(id) == Some(&Loc::Building(r)))
+                (self.loc.get(*id) == Some(&Loc::Building(r)))
                     .then(|| (*id, b.flat.scales[r as usize], b.flat.row(r)))
             })
         });
         delta.chain(building)
+    }
+
+    /// The ids of the unsealed rows (the delta's, then a seal's in progress), in that order.
+    pub fn unsealed_ids(&self) -> Vec<u64> {
+        self.unsealed().map(|(id, ..)| id).collect()
     }
 
     /// The cosine of one id's vector with `query`, if it is live.
@@ -548,7 +560,7 @@ impl VectorIndex {
     }
 
     fn row(&self, id: u64) -> Option<(f32, &[i8])> {
-        match *self.loc.get(&id)? {
+        match *self.loc.get(id)? {
             Loc::Delta(i) => Some((self.delta[i].1.scale, &self.delta[i].1.data)),
             Loc::Building(r) => {
                 let f = &self.build.as_ref()?.flat;
@@ -567,7 +579,7 @@ impl VectorIndex {
         let flat = |f: &Flat| f.ids.len() * (self.dim + 4 + 8);
         let sealed: usize = self.segments.iter().map(|s| flat(&s.flat) + s.graph.memory()).sum();
         let build = self.build.as_ref().map_or(0, |b| flat(&b.flat) + b.graph.memory());
-        delta + sealed + build + self.loc.capacity() * 32
+        delta + sealed + build + self.loc.memory()
     }
 }
 

@@ -8,6 +8,7 @@
 //!             u8 | u32 | u64 | i64 | f32 | f64 (LE, fixed width)
 //!             bytes := len:u32 bytes;  str := bytes holding UTF-8
 //!             var := LEB128 (7 bits a byte, low bits first), used by snapshots
+//!             zvar := var of a signed integer's zigzag form (0, −1, 1, −2… as 0, 1, 2, 3…)
 //! ```
 //!
 //! `version` is [`FORMAT_VERSION`]; a reader meeting a newer version refuses it with a typed
@@ -149,13 +150,14 @@ impl Writer {
         self
     }
     /// Appends a LEB128 unsigned integer (see [`Reader::var`]).
-    pub fn var(&mut self, mut v: u64) -> &mut Self {
-        while v >= 0x80 {
-            self.buf.push(v as u8 | 0x80);
-            v >>= 7;
-        }
-        self.buf.push(v as u8);
+    pub fn var(&mut self, v: u64) -> &mut Self {
+        let (bytes, n) = leb128(v);
+        self.buf.extend_from_slice(&bytes[..n]);
         self
+    }
+    /// Appends a signed integer as a LEB128 of its zigzag form (see [`Reader::zvar`]).
+    pub fn zvar(&mut self, v: i64) -> &mut Self {
+        self.var(zigzag(v))
     }
     /// Appends a `u32`.
     pub fn u32(&mut self, v: u32) -> &mut Self {
@@ -219,7 +221,7 @@ impl Writer {
 }
 
 /// Reads fields back from a payload, in the order they were written.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Reader<'a> {
     rest: &'a [u8],
     what: &'a str,
@@ -281,6 +283,12 @@ impl<'a> Reader<'a> {
             }
         }
         self.var_long()
+    }
+
+    /// Reads a signed integer written as the LEB128 of its zigzag form (0, −1, 1, −2… as
+    /// 0, 1, 2, 3…), so that small magnitudes of either sign take a byte.
+    pub fn zvar(&mut self) -> Result<i64> {
+        self.var().map(unzigzag)
     }
 
     /// [`Reader::var`] past its first byte's fast path: one pass over at most 10 bytes.
@@ -374,6 +382,29 @@ impl<'a> Reader<'a> {
             })
         }
     }
+}
+
+/// `v` as LEB128 (7 bits a byte, low bits first): the bytes, and how many of them it takes.
+#[inline]
+pub fn leb128(mut v: u64) -> ([u8; 10], usize) {
+    let (mut out, mut n) = ([0u8; 10], 0);
+    while v >= 0x80 {
+        out[n] = v as u8 | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    out[n] = v as u8;
+    (out, n + 1)
+}
+
+/// `v` in zigzag form: 0, −1, 1, −2… as 0, 1, 2, 3….
+pub fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+/// The signed integer whose zigzag form is `v`.
+pub fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
 #[cfg(test)]

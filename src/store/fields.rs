@@ -4,10 +4,9 @@
 //! A decoder ([`Fields`]) names each field before it arrives: its length, and whether its bytes
 //! are only read ([`Want::Read`]: collected in a scratch buffer that is reused, decoded, then
 //! dropped), kept as they are ([`Want::Keep`]: collected into a buffer of exactly that length,
-//! which the decoder keeps, e.g. a segment's int8 rows or an episodes part's records), or kept
-//! as little-endian `u32` words ([`Want::Words`], e.g. a graph's links). The [`Cutter`] cuts
-//! the arriving bytes accordingly. So a part of `n` bytes is held at most once, in the buffers
-//! that stay, plus the largest field that is read and dropped.
+//! which the decoder keeps, e.g. a segment's int8 rows or an episodes part's records). The
+//! [`Cutter`] cuts the arriving bytes accordingly. So a part of `n` bytes is held at most once,
+//! in the buffers that stay, plus the largest field that is read and dropped.
 //!
 //! Every length a decoder names is checked against the bytes the whole still has to bring
 //! (given up front, e.g. by a snapshot head), and buffers are reserved with
@@ -23,8 +22,6 @@ pub(crate) enum Want {
     Read(usize),
     /// `n` bytes to keep, in a buffer of exactly that size.
     Keep(usize),
-    /// `n` little-endian `u32` words to keep.
-    Words(usize),
     /// Nothing more: the whole ends here.
     Done,
 }
@@ -35,8 +32,6 @@ pub(crate) enum Field<'a> {
     Read(&'a [u8]),
     /// A [`Want::Keep`] field.
     Keep(Vec<u8>),
-    /// A [`Want::Words`] field.
-    Words(Vec<u32>),
 }
 
 /// A decoder of fields: it names the first field, then takes each field whole and names the
@@ -62,23 +57,13 @@ pub(crate) struct Cutter<F: Fields> {
     left: usize,
     scratch: Vec<u8>,
     keep: Vec<u8>,
-    words: Vec<u32>,
-    /// The first bytes of a word split between two pieces.
-    partial: Vec<u8>,
 }
 
 impl<F: Fields> Cutter<F> {
     /// A cutter for a whole of `len` bytes, decoded by `fields`.
     pub fn new(fields: F, len: usize) -> Result<Self> {
-        let mut cutter = Cutter {
-            want: Want::Done,
-            fields,
-            left: len,
-            scratch: Vec::new(),
-            keep: Vec::new(),
-            words: Vec::new(),
-            partial: Vec::new(),
-        };
+        let mut cutter =
+            Cutter { want: Want::Done, fields, left: len, scratch: Vec::new(), keep: Vec::new() };
         let first = cutter.fields.first();
         cutter.expect(first)?;
         Ok(cutter)
@@ -93,24 +78,6 @@ impl<F: Fields> Cutter<F> {
                 }
                 Want::Read(n) => fill(&mut self.scratch, n, &mut bytes),
                 Want::Keep(n) => fill(&mut self.keep, n, &mut bytes),
-                Want::Words(n) => {
-                    let missing = (n - self.words.len()) * 4 - self.partial.len();
-                    let (now, rest) = bytes.split_at(missing.min(bytes.len()));
-                    bytes = rest;
-                    let mut now = now;
-                    if !self.partial.is_empty() {
-                        let (head, tail) = now.split_at((4 - self.partial.len()).min(now.len()));
-                        self.partial.extend_from_slice(head);
-                        now = tail;
-                        if let Ok(w) = <[u8; 4]>::try_from(self.partial.as_slice()) {
-                            self.words.push(u32::from_le_bytes(w));
-                            self.partial.clear();
-                        }
-                    }
-                    let whole = now.chunks_exact(4);
-                    self.partial.extend_from_slice(whole.remainder());
-                    self.words.extend(whole.map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])));
-                }
             }
             self.settle()?;
         }
@@ -140,9 +107,6 @@ impl<F: Fields> Cutter<F> {
                 Want::Keep(n) if self.keep.len() == n => {
                     self.fields.take(Field::Keep(std::mem::take(&mut self.keep)))?
                 }
-                Want::Words(n) if self.words.len() == n => {
-                    self.fields.take(Field::Words(std::mem::take(&mut self.words)))?
-                }
                 _ => return Ok(()),
             };
             self.expect(next)?;
@@ -152,21 +116,18 @@ impl<F: Fields> Cutter<F> {
     /// Makes room for the field `want` names, checked against what the whole has left.
     fn expect(&mut self, want: Want) -> Result<()> {
         let bytes = match want {
-            Want::Read(n) | Want::Keep(n) => Some(n),
-            Want::Words(n) => n.checked_mul(4),
-            Want::Done => Some(0),
+            Want::Read(n) | Want::Keep(n) => n,
+            Want::Done => 0,
         };
-        let fits = bytes.filter(|&b| b <= self.left);
-        let Some(bytes) = fits else {
+        if bytes > self.left {
             return Err(self.corrupt(format!("a field ({want:?}) past its {} bytes", self.left)));
-        };
+        }
         if want == Want::Done && self.left > 0 {
             return Err(self.corrupt(format!("{} bytes past its end", self.left)));
         }
         let reserved = match want {
             Want::Read(n) => self.scratch.try_reserve_exact(n),
             Want::Keep(n) => self.keep.try_reserve_exact(n),
-            Want::Words(n) => self.words.try_reserve_exact(n),
             Want::Done => Ok(()),
         };
         if reserved.is_err() {
@@ -199,12 +160,12 @@ fn fill(buf: &mut Vec<u8>, n: usize, bytes: &mut &[u8]) {
 mod tests {
     use super::*;
 
-    /// `len:u32 bytes×len` read, then `n:u32 word×n` kept, then the rest kept.
+    /// `len:u32 bytes×len` read, then `n:u32 (u32)×n` read, then the rest kept.
     #[derive(Default)]
     struct Demo {
         step: u8,
         read: Vec<u8>,
-        words: Vec<u32>,
+        words: Vec<u8>,
         kept: Vec<u8>,
         rest: usize,
     }
@@ -226,9 +187,9 @@ mod tests {
                     self.read = b.to_vec();
                     Want::Read(4)
                 }
-                (3, f) => Want::Words(int(&f)),
-                (4, Field::Words(w)) => {
-                    self.words = w;
+                (3, f) => Want::Read(int(&f) * 4),
+                (4, Field::Read(w)) => {
+                    self.words = w.to_vec();
                     Want::Keep(self.rest)
                 }
                 (5, Field::Keep(k)) => {
@@ -260,7 +221,7 @@ mod tests {
             }
             let d = c.finish().unwrap();
             assert_eq!(d.read, [7, 8, 9], "pieces of {size}");
-            assert_eq!(d.words, [0xA1B2_C3D4, 5], "pieces of {size}");
+            assert_eq!(d.words, [0xD4, 0xC3, 0xB2, 0xA1, 5, 0, 0, 0], "pieces of {size}");
             assert_eq!(d.kept, [1, 2, 3, 4, 5], "pieces of {size}");
         }
     }

@@ -7,7 +7,9 @@
 // A first process stores N episodes (short synthetic texts with 384-d synthetic host vectors)
 // in a NodeFileStorage and snapshots them (maintain, forced); a second process opens the
 // store, answers one recall, and reports its wasm linear memory (which only grows, so it is
-// the peak) and that divided by N. Needs the package's wasm (tools/build-wasm).
+// the peak) and that divided by N, and what the JS side holds then: the V8 heap in use and the
+// bytes of ArrayBuffers outside it, after a full garbage collection when node runs with
+// --expose-gc (the two-phase form passes it). Needs the package's wasm (tools/build-wasm).
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,7 +50,10 @@ if (phase === "fill" || phase === "open") {
     const r = await mem.recall("bench", { text: "item about topic 7", k: 10 }, { vector: vectors(99)() });
     const ms = performance.now() - started;
     const bytes = memoryBytes();
-    console.log(JSON.stringify({ n, build, hits: r.hits.length, open_and_first_recall_ms: Math.round(ms), wasm_memory_mb: +(bytes / 1e6).toFixed(1), bytes_per_episode: Math.round(bytes / n) }));
+    globalThis.gc?.();
+    const { heapUsed, arrayBuffers } = process.memoryUsage();
+    const mb = (b) => +(b / 1e6).toFixed(1);
+    console.log(JSON.stringify({ n, build, hits: r.hits.length, open_and_first_recall_ms: Math.round(ms), wasm_memory_mb: mb(bytes), bytes_per_episode: Math.round(bytes / n), js_heap_mb: mb(heapUsed), array_buffers_mb: mb(arrayBuffers), gc: typeof globalThis.gc === "function" }));
   }
 } else {
   const n = Number(process.argv[2] ?? 20000);
@@ -56,7 +61,7 @@ if (phase === "fill" || phase === "open") {
   const store = mkdtempSync(join(tmpdir(), "mnemo-memory-"));
   try {
     execFileSync(process.execPath, [import.meta.filename, "fill", store, String(n), build], { stdio: "inherit" });
-    execFileSync(process.execPath, [import.meta.filename, "open", store, String(n), build], { stdio: "inherit" });
+    execFileSync(process.execPath, ["--expose-gc", import.meta.filename, "open", store, String(n), build], { stdio: "inherit" });
   } finally {
     rmSync(store, { recursive: true, force: true });
   }

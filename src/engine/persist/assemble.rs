@@ -2,32 +2,32 @@
 //! loaded namespace's episodes and indexes. The byte forms are in `persist::snapshot`; a
 //! segment part is decoded by `index::segment_fields`.
 //!
-//! An episodes part (`bm25:bytes rows:bytes n:u32 hot×n records:bytes`) is read field by
-//! field: its BM25 documents and delta rows from a scratch buffer, its `hot` entries one at a
-//! time, and its records into the buffer that becomes the episodes' arena. No part is ever
+//! An episodes part (`bm25:bytes n:u32 block×⌈n/256⌉ records:bytes`) is read field by field:
+//! its BM25 documents from a scratch buffer, its `hot` entries a block of 256 at a time, and
+//! its records into the buffer that becomes the episodes' arena. No part is ever
 //! held whole, so loading needs little more memory than what it loads.
 
+use super::snapshot::HOTS_PER_BLOCK;
 use crate::engine::episodes::{Episodes, Hot};
 use crate::error::{Error, Result};
 use crate::index::bm25::Bm25;
 use crate::index::segment_fields::SegmentFields;
-use crate::index::vectors::{VectorConfig, VectorIndex};
+use crate::index::vectors::{QVec, VectorConfig, VectorIndex};
 use crate::record::episode::status_from;
 use crate::store::codec::Reader;
 use crate::store::fields::{word, Field, Fields, Want};
 
-/// Bytes of one `hot` entry: id, created_at, last_accessed_at (8 each), access_count,
-/// importance (4 each), tier, status (1 each), expires_at (8), cold (1), record_len (4).
-const HOT_LEN: usize = 47;
+/// The fewest bytes a `hot` entry takes: a byte for each varint, importance (4), tier,
+/// status and cold (1 each).
+const HOT_MIN: usize = 13;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
     Bm25Len,
     Bm25,
-    RowsLen,
-    Rows,
     Count,
-    Hot,
+    BlockLen,
+    Block,
     RecordsLen,
     Records,
     Done,
@@ -43,8 +43,9 @@ pub(crate) struct EpisodesFields {
     len: usize,
     step: Step,
     bm25: Bm25,
-    rows: Vec<u8>,
     count: usize,
+    /// The last hot entry's id and creation time, which the next one's are stored from.
+    last: (u64, i64),
     hots: Vec<Hot>,
     /// Each episode's record in the arena.
     spans: Vec<(u32, u32)>,
@@ -61,8 +62,8 @@ impl EpisodesFields {
             len,
             step: Step::Bm25Len,
             bm25: Bm25::default(),
-            rows: Vec::new(),
             count: 0,
+            last: (lo, 0),
             hots: Vec::new(),
             spans: Vec::new(),
             end: base,
@@ -74,36 +75,55 @@ impl EpisodesFields {
         Error::Corrupt { what: Self::WHAT.into(), detail }
     }
 
-    fn hot(&mut self, b: &[u8]) -> Result<()> {
+    /// Reads a block of hot entries (module docs of `persist::snapshot`).
+    fn block(&mut self, b: &[u8]) -> Result<()> {
         let mut r = Reader::new(b, Self::WHAT);
+        let n = HOTS_PER_BLOCK.min(self.count - self.hots.len());
+        for _ in 0..n {
+            self.hot(&mut r)?;
+        }
+        r.end()
+    }
+
+    /// Reads the next hot entry, stored from the one before (`self.last`).
+    fn hot(&mut self, r: &mut Reader) -> Result<()> {
+        let (gap, created) = (r.var()?, r.zvar()?);
+        let id = self.last.0.saturating_add(gap);
+        let created_at = self.last.1.wrapping_add(created);
+        let (accessed, count) = (r.zvar()?, r.var()?);
+        let access_count = u32::try_from(count)
+            .map_err(|_| self.corrupt(format!("episode {id} accessed {count} times")))?;
         let hot = Hot {
-            id: r.u64()?,
-            created_at: r.i64()?,
-            last_accessed_at: r.i64()?,
-            access_count: r.u32()?,
+            id,
+            created_at,
+            last_accessed_at: created_at.wrapping_add(accessed),
+            access_count,
             importance: r.f32()?,
             tier: r.u8()?,
             status: status_from(r.u8()?)?,
-            expires_at: r.i64()?,
+            expires_at: r.zvar()?,
             cold: r.u8()? != 0,
         };
-        if !(self.lo..self.hi).contains(&hot.id) {
+        // Ids ascend strictly: the first may be `lo` itself, no later one repeats.
+        if !(self.lo..self.hi).contains(&id) || (!self.hots.is_empty() && gap == 0) {
             return Err(self.corrupt(format!(
-                "episode {} outside its part's ids [{}, {})",
-                hot.id, self.lo, self.hi
+                "episode {id} outside its part's ids [{}, {}) or listed twice",
+                self.lo, self.hi
             )));
         }
         let start = self.end;
-        self.end =
-            start.checked_add(r.u32()?).ok_or_else(|| self.corrupt("records past 4 GiB".into()))?;
+        let len = u32::try_from(r.var()?).ok();
+        let end = len.and_then(|len| start.checked_add(len));
+        self.end = end.ok_or_else(|| self.corrupt("records past 4 GiB".into()))?;
+        self.last = (hot.id, hot.created_at);
         self.hots.push(hot);
         self.spans.push((start, self.end));
         Ok(())
     }
 
-    /// After the hot entries: the records' length prefix.
-    fn after_hots(&mut self) -> Want {
-        self.step = Step::RecordsLen;
+    /// The next block's length prefix, or after the last block the records'.
+    fn next_block(&mut self) -> Want {
+        self.step = if self.hots.len() < self.count { Step::BlockLen } else { Step::RecordsLen };
         Want::Read(4)
     }
 }
@@ -127,36 +147,22 @@ impl Fields for EpisodesFields {
             }
             (Step::Bm25, _) => {
                 self.bm25 = Bm25::decode(&mut Reader::new(b, "snapshot BM25"))?;
-                self.step = Step::RowsLen;
-                Want::Read(4)
-            }
-            (Step::RowsLen, _) => {
-                self.step = Step::Rows;
-                Want::Read(word(b) as usize)
-            }
-            (Step::Rows, _) => {
-                self.rows = b.to_vec();
                 self.step = Step::Count;
                 Want::Read(4)
             }
             (Step::Count, _) => {
                 self.count = word(b) as usize;
-                self.hots.reserve(self.count.min(self.len / HOT_LEN));
-                self.spans.reserve(self.count.min(self.len / HOT_LEN));
-                self.step = Step::Hot;
-                if self.count == 0 {
-                    self.after_hots()
-                } else {
-                    Want::Read(HOT_LEN)
-                }
+                self.hots.reserve(self.count.min(self.len / HOT_MIN));
+                self.spans.reserve(self.count.min(self.len / HOT_MIN));
+                self.next_block()
             }
-            (Step::Hot, _) => {
-                self.hot(b)?;
-                if self.hots.len() == self.count {
-                    self.after_hots()
-                } else {
-                    Want::Read(HOT_LEN)
-                }
+            (Step::BlockLen, _) => {
+                self.step = Step::Block;
+                Want::Read(word(b) as usize)
+            }
+            (Step::Block, _) => {
+                self.block(b)?;
+                self.next_block()
             }
             (Step::RecordsLen, _) => {
                 let len = word(b);
@@ -181,16 +187,15 @@ impl Fields for EpisodesFields {
 
 /// A part's decoder, by the part's kind.
 pub(crate) enum PartFields {
-    Episodes(EpisodesFields),
-    Segment(SegmentFields),
+    // Boxed: a decoder is a few hundred bytes, moved from the cutter to the assembler.
+    Episodes(Box<EpisodesFields>),
+    Segment(Box<SegmentFields>),
 }
 
 /// A namespace's snapshot assembled part by part, in the order they are read.
 pub(crate) struct Assembler {
     watermark: u64,
     bm25: Option<Bm25>,
-    /// Delta rows of the episodes parts, added once every segment is.
-    rows: Vec<Vec<u8>>,
     vectors: VectorIndex,
     hots: Vec<Hot>,
     spans: Vec<(u32, u32)>,
@@ -204,7 +209,6 @@ impl Assembler {
         Self {
             watermark,
             bm25: None,
-            rows: Vec::new(),
             vectors: VectorIndex::new(dim, config),
             hots: Vec::new(),
             spans: Vec::new(),
@@ -230,8 +234,8 @@ impl Assembler {
     /// Adds a part its decoder has read whole.
     pub fn add(&mut self, part: PartFields) -> Result<()> {
         let f = match part {
-            PartFields::Segment(f) => return self.vectors.add_segment(f),
-            PartFields::Episodes(f) => f,
+            PartFields::Segment(f) => return self.vectors.add_segment(*f),
+            PartFields::Episodes(f) => *f,
         };
         if f.step != Step::Done {
             return Err(f.corrupt("its bytes end before its records".into()));
@@ -247,7 +251,6 @@ impl Assembler {
             None => self.bm25 = Some(f.bm25),
             Some(b) => b.absorb(f.bm25)?,
         }
-        self.rows.push(f.rows);
         if self.hots.is_empty() {
             (self.hots, self.spans) = (f.hots, f.spans);
         } else {
@@ -262,7 +265,11 @@ impl Assembler {
         Ok(())
     }
 
-    pub fn finish(mut self) -> Result<(Episodes, Bm25, VectorIndex)> {
+    /// The assembled namespace, once every part is added; `unsealed` are the rows of the
+    /// vectors no segment holds yet (read from their records), added after the segments in
+    /// their order, each replacing a sealed row of the same key (left in its graph as a
+    /// tombstone).
+    pub fn finish(mut self, unsealed: Vec<(u64, QVec)>) -> Result<(Episodes, Bm25, VectorIndex)> {
         if self.covered != self.watermark {
             return Err(Error::Corrupt {
                 what: "snapshot".into(),
@@ -272,8 +279,8 @@ impl Assembler {
                 ),
             });
         }
-        for rows in &self.rows {
-            self.vectors.add_rows(Reader::new(rows, "snapshot vector rows"))?;
+        for (key, row) in unsealed {
+            self.vectors.insert_row(key, row);
         }
         let episodes = Episodes::from_arena(self.hots, self.spans, self.arena);
         Ok((episodes, self.bm25.unwrap_or_default(), self.vectors))

@@ -9,18 +9,21 @@ use super::assemble::{Assembler, PartFields};
 #[cfg(test)]
 use super::snapshot::hash;
 use super::snapshot::{
-    part_prefix, read_pending, Hasher, Part, Pending, Snapshot, CHUNKS_PER_PAGE, EPISODES,
-    HEAD_KIND, LAYOUT, SEGMENT,
+    part_prefix, read_pending, read_runs, Hasher, Part, Pending, Snapshot, CHUNKS_PER_PAGE,
+    EPISODES, HEAD_KIND, LAYOUT, SEGMENT,
 };
+use crate::embed::passages::TextVectors;
 #[cfg(test)]
 use crate::engine::episodes::Episodes;
+use crate::engine::index_keys::{episode_of, passage_of};
 use crate::error::Result;
 #[cfg(test)]
 use crate::index::bm25::Bm25;
 use crate::index::segment_fields::SegmentFields;
-use crate::index::vectors::VectorConfig;
 #[cfg(test)]
 use crate::index::vectors::VectorIndex;
+use crate::index::vectors::{QVec, VectorConfig};
+use crate::record::episode::decode_vectors;
 use crate::store::codec::{open, Reader};
 use crate::store::fields::Cutter;
 use crate::store::scan::scan_pages;
@@ -36,7 +39,16 @@ pub(crate) struct Stored {
     pub blobs: Vec<Vec<u8>>,
 }
 
-type Head = (u64, u64, Vec<Part>, Vec<Pending>);
+/// A head: watermark, next part id, parts, parts written ahead, unsealed vector keys.
+type Head = (u64, u64, Vec<Part>, Vec<Pending>, Vec<u64>);
+
+/// What a snapshot is read for: the namespace's next id, model and vector settings.
+pub(crate) struct Reading<'a> {
+    pub next_id: u64,
+    pub model: &'a str,
+    pub dim: usize,
+    pub config: VectorConfig,
+}
 
 /// Reads `ns`'s snapshot: `None` when there is none, `Some(Err(reason))` when it is unusable.
 /// Storage failures are errors. Each part is decoded as its chunks are read, a page of them at
@@ -44,11 +56,9 @@ type Head = (u64, u64, Vec<Part>, Vec<Pending>);
 pub(crate) fn read(
     store: &impl KvStore,
     ns: &Namespace,
-    next_id: u64,
-    dim: usize,
-    config: VectorConfig,
+    reading: &Reading,
 ) -> Result<Option<std::result::Result<Snapshot, String>>> {
-    let Some(mut feed) = Feed::start(store, ns, next_id, dim, config)? else { return Ok(None) };
+    let Some(mut feed) = Feed::start(store, ns, reading)? else { return Ok(None) };
     probe(store, ns, feed.pending())?;
     loop {
         let Some(p) = feed.pending().next().cloned() else { break };
@@ -98,6 +108,9 @@ pub(crate) struct Feed {
     added: usize,
     /// Why the snapshot is unusable, once that is known.
     failed: Option<String>,
+    /// The vector keys the head lists as unsealed, and their rows read from the records.
+    unsealed: Vec<u64>,
+    rows: Vec<(u64, QVec)>,
     /// The part being received.
     receiving: Option<Receiving>,
     /// The room [`Feed::receive`] gives; it holds a chunk to take in at the next call while
@@ -107,26 +120,27 @@ pub(crate) struct Feed {
 }
 
 impl Feed {
-    /// Reads `ns`'s snapshot head: `None` when there is none. A head that is unreadable, of
-    /// another layout or past `next_id` gives a feed that has already failed.
-    pub fn start(
-        store: &impl KvStore,
-        ns: &Namespace,
-        next_id: u64,
-        dim: usize,
-        config: VectorConfig,
-    ) -> Result<Option<Feed>> {
-        let (watermark, next_part, parts, ahead, failed) = match head(store, ns)? {
-            None => return Ok(None),
-            Some(Err(reason)) => (0, 0, Vec::new(), Vec::new(), Some(reason)),
-            Some(Ok((watermark, next_part, parts, ahead))) => {
-                let past = watermark > next_id;
-                let failed =
-                    past.then(|| format!("watermark {watermark} is past the next id {next_id}"));
-                (watermark, next_part, parts, ahead, failed)
+    /// Reads `ns`'s snapshot head, then the vector records of the keys it lists as unsealed:
+    /// `None` when there is no snapshot. A head that is unreadable, of another layout or past
+    /// the next id, or an unusable vector record, gives a feed that has already failed.
+    pub fn start(store: &impl KvStore, ns: &Namespace, reading: &Reading) -> Result<Option<Feed>> {
+        let next_id = reading.next_id;
+        let (watermark, next_part, parts, ahead, unsealed, mut failed) =
+            match head(store, ns, next_id)? {
+                None => return Ok(None),
+                Some(Err(reason)) => (0, 0, Vec::new(), Vec::new(), Vec::new(), Some(reason)),
+                Some(Ok((watermark, next_part, parts, ahead, unsealed))) => {
+                    (watermark, next_part, parts, ahead, unsealed, None)
+                }
+            };
+        let mut rows = Vec::new();
+        if failed.is_none() {
+            match unsealed_rows(store, ns, &unsealed, reading)? {
+                Ok(r) => rows = r,
+                Err(reason) => failed = Some(reason),
             }
-        };
-        let assembler = Assembler::new(watermark, dim, config);
+        }
+        let assembler = Assembler::new(watermark, reading.dim, reading.config);
         let mut order: Vec<usize> = (0..parts.len()).collect();
         order.sort_by_key(|&i| parts[i].kind != SEGMENT);
         Ok(Some(Feed {
@@ -138,6 +152,8 @@ impl Feed {
             assembler,
             added: 0,
             failed,
+            unsealed,
+            rows,
             receiving: None,
             room: Vec::new(),
             staged: false,
@@ -156,6 +172,8 @@ impl Feed {
             assembler,
             added: 0,
             failed: Some(reason),
+            unsealed: Vec::new(),
+            rows: Vec::new(),
             receiving: None,
             room: Vec::new(),
             staged: false,
@@ -263,9 +281,10 @@ impl Feed {
         if self.added < self.parts.len() {
             return Err(format!("{} of its {} parts were read", self.added, self.parts.len()));
         }
-        let (episodes, bm25, vectors) = self.assembler.finish().map_err(|e| e.to_string())?;
-        let Feed { watermark, next_part, parts, ahead: pending, .. } = self;
-        Ok(Snapshot { watermark, parts, pending, next_part, episodes, bm25, vectors })
+        let (episodes, bm25, vectors) =
+            self.assembler.finish(self.rows).map_err(|e| e.to_string())?;
+        let Feed { watermark, next_part, parts, ahead: pending, unsealed, .. } = self;
+        Ok(Snapshot { watermark, parts, pending, next_part, episodes, bm25, vectors, unsealed })
     }
 }
 
@@ -275,7 +294,7 @@ pub(crate) fn stored(
     store: &impl KvStore,
     ns: &Namespace,
 ) -> Result<Option<std::result::Result<Stored, String>>> {
-    let (watermark, _, parts, _) = match head(store, ns)? {
+    let (watermark, _, parts, ..) = match head(store, ns, u64::MAX)? {
         None => return Ok(None),
         Some(Err(reason)) => return Ok(Some(Err(reason))),
         Some(Ok(h)) => h,
@@ -291,8 +310,13 @@ pub(crate) fn stored(
     Ok(Some(Ok(Stored { watermark, parts, blobs })))
 }
 
-/// The head of `ns`'s snapshot: (watermark, next part id, parts, parts written ahead).
-fn head(store: &impl KvStore, ns: &Namespace) -> Result<Option<std::result::Result<Head, String>>> {
+/// The head of `ns`'s snapshot, whose watermark may not pass `next_id`, the namespace's next
+/// episode id (checked before the unsealed keys are read: their count is bounded by it).
+fn head(
+    store: &impl KvStore,
+    ns: &Namespace,
+    next_id: u64,
+) -> Result<Option<std::result::Result<Head, String>>> {
     let Some(head) = store.get(&ns.key(Table::Snapshot, b"head"))? else { return Ok(None) };
     let parsed = (|| {
         let mut r = Reader::new(open(&head, HEAD_KIND, "snapshot head")?, "snapshot head");
@@ -301,6 +325,9 @@ fn head(store: &impl KvStore, ns: &Namespace) -> Result<Option<std::result::Resu
             return Ok(Err(format!("layout {layout:?}, this build reads {LAYOUT:?}")));
         }
         let (watermark, next_part, n) = (r.u64()?, r.u64()?, r.u32()? as usize);
+        if watermark > next_id {
+            return Ok(Err(format!("watermark {watermark} is past the next id {next_id}")));
+        }
         let mut parts = Vec::with_capacity(n.min(r.remaining() / 41));
         for _ in 0..n {
             let (id, kind, lo, hi) = (r.u64()?, r.u8()?, r.u64()?, r.u64()?);
@@ -308,13 +335,72 @@ fn head(store: &impl KvStore, ns: &Namespace) -> Result<Option<std::result::Resu
             parts.push(Part { id, kind, lo, hi, chunks, len, hash });
         }
         let pending = read_pending(&mut r)?;
+        let unsealed = read_runs(&mut r, watermark)?;
         r.end()?;
-        Ok::<_, crate::error::Error>(Ok((watermark, next_part, parts, pending)))
+        Ok::<_, crate::error::Error>(Ok((watermark, next_part, parts, pending, unsealed)))
     })();
     Ok(Some(match parsed {
         Ok(h) => h,
         Err(e) => Err(format!("unreadable head: {e}")),
     }))
+}
+
+/// The int8 rows of the vector `keys` a snapshot lists as unsealed, quantised again from their
+/// vector records (`persist::snapshot` module docs). A key whose record or passage is gone is
+/// skipped (its episode was erased or corrected since, or never had a vector: as a rebuild
+/// would); a record unreadable, or of another model or dimension, makes the snapshot unusable
+/// (`Ok(Err(reason))`), so that the rebuild sets it aside. Every record is asked for
+/// before a storage error is returned, so a store that keeps them elsewhere
+/// (`store::journal`'s lazy prefixes) names them all in one `NeedRecords` error.
+fn unsealed_rows(
+    store: &impl KvStore,
+    ns: &Namespace,
+    keys: &[u64],
+    reading: &Reading,
+) -> Result<std::result::Result<Vec<(u64, QVec)>, String>> {
+    let mut first_error = None;
+    let mut rows = Vec::new();
+    // The record last read: a long text's passages are consecutive keys of one record.
+    let mut last: Option<(u64, Option<TextVectors>)> = None;
+    for &key in keys {
+        let id = episode_of(key);
+        if last.as_ref().map(|l| l.0) != Some(id) {
+            let vectors = match store.get(&ns.key(Table::Vector, &id.to_be_bytes())) {
+                Ok(None) => None,
+                Ok(Some(bytes)) => match decode_vectors(&bytes) {
+                    Ok((model, v)) if model == reading.model => Some(v),
+                    Ok((model, _)) => {
+                        return Ok(Err(format!("the vector of episode {id} is of model {model}")))
+                    }
+                    Err(e) => return Ok(Err(format!("the vector of episode {id}: {e}"))),
+                },
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                    None
+                }
+            };
+            last = Some((id, vectors));
+        }
+        if first_error.is_some() {
+            continue;
+        }
+        let Some((_, Some(vectors))) = &last else { continue };
+        let v = match passage_of(key) {
+            None => Some(&vectors.whole),
+            Some(p) => vectors.passages.get(p).map(|p| &p.vector),
+        };
+        // A passage the record no longer has: the text was corrected since (its dirty marker
+        // has the episode indexed again from its records), so the key is skipped.
+        match v {
+            Some(v) if v.len() == reading.dim => rows.push((key, QVec::new(v))),
+            Some(v) => {
+                let (n, dim) = (v.len(), reading.dim);
+                return Ok(Err(format!("episode {id}'s vector has {n} dimensions, not {dim}")));
+            }
+            None => {}
+        }
+    }
+    first_error.map_or(Ok(Ok(rows)), Err)
 }
 
 /// The part being received: its bytes hashed and cut into fields as they arrive.
@@ -327,8 +413,9 @@ struct Receiving {
 }
 
 enum Decoder {
-    Episodes(Cutter<EpisodesFields>),
-    Segment(Cutter<SegmentFields>),
+    // Boxed: a cutter and its decoder are a few hundred bytes.
+    Episodes(Box<Cutter<EpisodesFields>>),
+    Segment(Box<Cutter<SegmentFields>>),
 }
 
 impl Receiving {
@@ -339,11 +426,11 @@ impl Receiving {
         let decoder = match part.kind {
             EPISODES => {
                 let fields = assembler.episodes(part.lo, part.hi, len).map_err(fail)?;
-                Decoder::Episodes(Cutter::new(fields, len).map_err(fail)?)
+                Decoder::Episodes(Box::new(Cutter::new(fields, len).map_err(fail)?))
             }
-            SEGMENT => {
-                Decoder::Segment(Cutter::new(assembler.segment(part.lo), len).map_err(fail)?)
-            }
+            SEGMENT => Decoder::Segment(Box::new(
+                Cutter::new(assembler.segment(part.lo), len).map_err(fail)?,
+            )),
             kind => return Err(format!("part {} of unknown kind {kind}", part.id)),
         };
         Ok(Receiving { part, hasher: Hasher::new(), chunks: 0, decoder })
@@ -383,8 +470,12 @@ impl Receiving {
         }
         let fail = |e: crate::error::Error| format!("part {}: {e}", p.id);
         match self.decoder {
-            Decoder::Episodes(c) => c.finish().map(PartFields::Episodes).map_err(fail),
-            Decoder::Segment(c) => c.finish().map(PartFields::Segment).map_err(fail),
+            Decoder::Episodes(c) => {
+                c.finish().map(|f| PartFields::Episodes(Box::new(f))).map_err(fail)
+            }
+            Decoder::Segment(c) => {
+                c.finish().map(|f| PartFields::Segment(Box::new(f))).map_err(fail)
+            }
         }
     }
 }
@@ -427,5 +518,5 @@ pub(crate) fn decode(
         rx.push(blob)?;
         assembler.add(rx.end()?).map_err(|e| e.to_string())?;
     }
-    assembler.finish().map_err(|e| e.to_string())
+    assembler.finish(Vec::new()).map_err(|e| e.to_string())
 }
