@@ -235,9 +235,14 @@ fn snapshot_blobs() {
     let ns = crate::store::Namespace::new("ana").expect("ns");
     let s = crate::engine::persist::snapshot::stored(e.store(), &ns).expect("read").expect("one");
     let s = s.expect("usable");
-    assert_eq!(s.parts.len(), 2, "an episodes part and a segment part");
+    assert_eq!(s.parts.len(), 3, "an episodes part, a segment part and a rows part");
     let config = e.config().vectors;
-    for (i, name) in [(0, "snapshot episodes part"), (1, "snapshot vector segment part")] {
+    let parts = [
+        (0, "snapshot episodes part"),
+        (1, "snapshot vector segment part"),
+        (2, "snapshot rows part"),
+    ];
+    for (i, name) in parts {
         fuzz(name, vec![s.blobs[i].clone()], |b| {
             let mut blobs = s.blobs.clone();
             blobs[i] = b.to_vec();

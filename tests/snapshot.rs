@@ -663,3 +663,55 @@ fn a_snapshot_under_a_budget_is_written_in_slices_that_a_crash_or_restart_never_
     }
     assert!(written > stored.1, "the restart wrote {written} bytes, {} stored", stored.1);
 }
+
+#[test]
+fn each_sealed_row_is_written_once_and_a_merge_writes_only_ids_seqs_and_links() {
+    let mut c = Config { dim: 384, snapshot_after: 1, snapshot_chunk: 1 << 16, ..config() };
+    c.vectors.seal_at = 64;
+    let mut e = Engine::new(Journaled::new(MemoryStore::new()), c.clone());
+    let n = 2048u64;
+    // Host-made vectors, the size of the default model's.
+    let vectors = mnemo::bench::e5_like_portable(n as usize, 384, 3);
+    let (mut merges, mut snapshots) = (0, 0);
+    for i in 0..n {
+        let ep = Episode::new(text(i), T0 + i as i64 * 1000);
+        e.remember("ana", ep, Some(&vectors[i as usize])).unwrap();
+        if i % 64 == 63 {
+            let m = e.maintain(false, None).unwrap();
+            (merges, snapshots) = (merges + m.merges, snapshots + m.snapshots);
+        }
+    }
+    let ns = Namespace::new("ana").unwrap();
+    let parts = ns.key(Table::Snapshot, b"p/");
+    let batches = e.store_mut().take();
+    let written: usize = batches
+        .iter()
+        .flat_map(|b| b.ops())
+        .map(|op| match op {
+            mnemo::store::Op::Put(k, v) if k.starts_with(&parts) => v.len(),
+            _ => 0,
+        })
+        .sum();
+    // 32 seals of 64 rows merged into one segment of 2,048: each row is in a segment part
+    // about six times (its seal and five merges). Rewriting its 388 bytes (a scale and 384
+    // int8s) each time came to more than 6× the rows' bytes; stored once, the rows take 1×,
+    // the segment parts' ids, seqs and links well under 1×, the episodes parts the rest.
+    let rows = n as usize * (4 + 384);
+    assert!(merges >= 25 && snapshots >= 32, "{merges} merges, {snapshots} snapshots");
+    let ratio = written as f64 / rows as f64;
+    assert!(ratio < 3.0, "{written} bytes of parts for {rows} bytes of rows ({ratio:.2}×)");
+
+    // The namespace opens from those parts, its rows whole: the same recall as before.
+    fn top<S: KvStore>(e: &mut Engine<S>, q: &Query) -> Vec<(u64, u32)> {
+        let r = e.recall("ana", q, T0 + 400 * DAY).unwrap();
+        r.hits.iter().map(|h| (h.episode.id, h.explanation.final_score.to_bits())).collect()
+    }
+    let mut q = Query::new("deploy cache", 10);
+    (q.vector, q.touch) = (Some(vectors[7].clone()), false);
+    let want = top(&mut e, &q);
+    assert!(want.iter().any(|h| h.0 == 8), "episode 8, whose vector is the query's: {want:?}");
+    let mut b = Engine::new(image(&batches, batches.len()), c);
+    b.load("ana").unwrap();
+    assert!(matches!(b.opened("ana"), Some(Opened::Snapshot { .. })), "{:?}", b.opened("ana"));
+    assert_eq!(top(&mut b, &q), want);
+}

@@ -163,6 +163,7 @@ fn write_snapshot(
     space.snap.pending.clear();
     space.snap.next_part = written.next_part;
     space.snap.unsealed = written.unsealed;
+    space.vectors.rows_stored_below(space.snap.rows_stored());
     if written.full {
         space.snap.dirty.clear();
     }
@@ -659,7 +660,7 @@ impl<S: KvStore> Engine<S> {
                     total.snapshot_bytes += a.bytes;
                     total.work += (a.bytes / SNAPSHOT_BYTES_PER_UNIT) as u64;
                 }
-                if !space.snap.segments_ready(&space.vectors.segment_serials()) {
+                if !space.snap.segments_ready(&space.vectors) {
                     total.done = false;
                     continue;
                 }

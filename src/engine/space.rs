@@ -121,6 +121,8 @@ impl Space {
             compaction_plan: None,
             usage: Default::default(),
         };
+        // No rows stored yet: merges keep every row until a snapshot stores it.
+        space.vectors.rows_stored_below(0);
         if let Some(w) = store.get(&ns.key(Table::Meta, b"outcome-weights"))? {
             space.outcome_weights =
                 crate::record::outcome::decode_weights(&w)?.into_iter().collect();
@@ -168,6 +170,7 @@ impl Space {
         self.snap.unsealed = snap.unsealed;
         self.bm25 = snap.bm25;
         self.vectors = snap.vectors;
+        self.vectors.rows_stored_below(self.snap.rows_stored());
         self.episodes = snap.episodes;
         self.by_time = self.episodes.hots().iter().map(|h| (h.created_at, h.id)).collect();
         // Sealed rows removed after their segment was built come back as live rows: drop them.

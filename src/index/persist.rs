@@ -9,19 +9,27 @@
 //!             terms:u32 (term:str n:var (id_gap:var tf:var)×n)×terms
 //!                                                        terms ascending, postings by id
 //! id_gap  := the id minus the previous id of the same list (the first: minus 0)
-//! vectors  := dim:u32 ef_search:u32 segments:u32 segment×segments
+//! vectors  := dim:u32 ef_search:u32 segments:u32 (segment_part rows)×segments
 //!             delta:u32 (id:u64 scale:f32 row:bytes(i8×dim))×delta
-//! segment  := rows:u32 ids:bytes(id_step:var×rows) scales:bytes(f32×rows)
-//!             data:bytes(i8×rows·dim) graph:bytes
+//! segment_part := rows:u32 ids:bytes(id_step:var×rows) seqs:bytes graph:bytes
+//! rows_part    := seqs:bytes rows
+//! rows         := (scale:f32 row:i8×dim)×(the seqs' count)
 //! id_step := the row's id minus the previous row's (the first: minus 0), wrapping, zigzag
 //!            (0, -1, 1, -2… as 0, 1, 2, 3…): a segment's ids mostly ascend by a little, so a
 //!            row's id takes a byte or two instead of eight
+//! seqs    := the rows' numbers in the sequence of rows sealed, as runs (`index::row_seqs`)
 //! ```
 //!
-//! A snapshot stores the sealed segments separately ([`VectorIndex::encode_segment`], one
-//! part per segment) and assembles an index from them ([`VectorIndex::add_segment`] for each
-//! segment in order, decoded as its bytes arrive by `index::segment_fields`); the rows not
-//! sealed yet it quantises again from their vector records
+//! The whole form (`vectors`, for tests and the fuzzer) keeps each segment's rows after it. A
+//! snapshot stores them apart: a **segment part** per sealed segment
+//! ([`VectorIndex::encode_segment`]) holds its ids, the seqs of its rows and its graph, and a
+//! **rows part** ([`VectorIndex::encode_rows_part`]) holds the rows of a range of seqs — each
+//! row is written once, when it is first stored, and a merge, which renumbers no row, writes
+//! only its segment part (ids, seqs, links: about a tenth of the rows' bytes). An index is
+//! assembled from the segment parts in search order ([`VectorIndex::add_segment`], decoded as
+//! their bytes arrive by `index::segment_fields`), then the rows parts in seq order, each row
+//! copied into the segment row that has its seq (rows no segment has any more are skipped);
+//! the rows not sealed yet it quantises again from their vector records
 //! ([`VectorIndex::insert_row`]).
 //!
 //! `graph` is the segment's HNSW graph in its own byte form (`index::hnsw`: levels and links by
@@ -34,6 +42,7 @@
 use super::bm25::Bm25;
 use super::hnsw::Graph;
 use super::postings::Postings;
+use super::row_seqs::RowSeqs;
 use super::vectors::{Flat, Loc, QVec, Segment, VectorConfig, VectorIndex};
 use crate::error::{Error, Result};
 use crate::store::codec::{leb128, section, zigzag, Reader, Sink, Window, Writer};
@@ -169,10 +178,6 @@ impl Bm25 {
     }
 }
 
-pub(super) fn le_chunks<const N: usize>(bytes: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
-    bytes.chunks_exact(N).map(|c| c.try_into().expect("chunks_exact"))
-}
-
 /// A segment's ids as `id_step`s (module docs), each with the bytes it takes.
 fn id_steps(ids: &[u64]) -> impl Iterator<Item = ([u8; 10], usize)> + '_ {
     let mut prev = 0u64;
@@ -203,7 +208,7 @@ pub(super) fn read_ids(bytes: &[u8], rows: usize) -> Result<Vec<u64>> {
     Ok(ids)
 }
 
-/// Puts `seg`'s byte form (`segment`, module docs) without building any of it beside the
+/// Puts `seg`'s part form (`segment_part`, module docs) without building any of it beside the
 /// segment, so a [`Window`](crate::store::codec::Window) can take a slice of it.
 fn encode_segment(seg: &Segment, w: &mut impl Sink) {
     let f = &seg.flat;
@@ -220,50 +225,52 @@ fn encode_segment(seg: &Segment, w: &mut impl Sink) {
         }
         w.put(&buf);
     });
-    section(w, rows * 4, |w| f.scales.iter().for_each(|s| w.put(&s.to_le_bytes())));
-    section(w, f.data.len(), |w| {
-        let mut buf = [0u8; 4096];
-        for block in f.data.chunks(buf.len()) {
-            for (out, &x) in buf.iter_mut().zip(block) {
-                *out = x as u8;
-            }
-            w.put(&buf[..block.len()]);
-        }
+    section(w, seg.seqs.encoded_len(), |w| {
+        let mut s = Writer::new();
+        seg.seqs.encode(&mut s);
+        w.put(&s.finish());
     });
     section(w, seg.graph.encoded_len(), |w| seg.graph.encode(w));
 }
 
 /// The length of [`encode_segment`]'s bytes.
 fn segment_len(seg: &Segment) -> usize {
-    let rows = seg.flat.ids.len();
-    4 + 4
-        + ids_len(&seg.flat.ids)
-        + 4
-        + rows * 4
-        + 4
-        + seg.flat.data.len()
-        + 4
-        + seg.graph.encoded_len()
+    4 + 4 + ids_len(&seg.flat.ids) + 4 + seg.seqs.encoded_len() + 4 + seg.graph.encoded_len()
 }
 
-/// Reads segment number `s` (in search order) of the index, giving it `serial`.
+/// Puts `rows` (`scale:f32 row:i8×dim` each) for a rows part or the whole form, computing
+/// only the rows the sink keeps.
+fn put_rows<'a>(w: &mut impl Sink, dim: usize, rows: impl Iterator<Item = (f32, &'a [i8])>) {
+    let mut buf = Vec::with_capacity(4 + dim);
+    for (scale, row) in rows {
+        if !w.needs(4 + dim) {
+            w.skip(4 + dim);
+            continue;
+        }
+        buf.clear();
+        buf.extend_from_slice(&scale.to_le_bytes());
+        buf.extend(row.iter().map(|&x| x as u8));
+        w.put(&buf);
+    }
+}
+
+/// Reads segment number `s` (in search order) of the whole form, giving it `serial`.
 fn decode_segment(r: &mut Reader, dim: usize, s: usize, serial: u64) -> Result<Segment> {
     let rows = r.u32()? as usize;
-    let (ids, scales, data) = (r.bytes()?, r.bytes()?, r.bytes()?);
-    let size = |per: usize| rows.checked_mul(per);
-    if Some(scales.len()) != size(4) || Some(data.len()) != size(dim) {
-        return Err(r.corrupt(format!("segment {s}: sizes disagree with {rows} rows")));
-    }
-    let flat = Flat {
-        dim,
-        ids: read_ids(ids, rows).map_err(|e| r.corrupt(format!("segment {s}: {e}")))?,
-        scales: le_chunks::<4>(scales).map(f32::from_le_bytes).collect(),
-        data: data.iter().map(|&x| x as i8).collect(),
-    };
+    let fail = |r: &Reader, e: Error| r.corrupt(format!("segment {s}: {e}"));
+    let ids = read_ids(r.bytes()?, rows).map_err(|e| fail(r, e))?;
+    let seqs = RowSeqs::decode(&mut Reader::new(r.bytes()?, "vector segment seqs"), rows)
+        .map_err(|e| fail(r, e))?;
     let mut g = Reader::new(r.bytes()?, "vector segment graph");
-    let graph = Graph::decode(&mut g, rows).map_err(|e| r.corrupt(format!("segment {s}: {e}")))?;
-    g.end().map_err(|e| r.corrupt(format!("segment {s}: {e}")))?;
-    Ok(Segment { serial, flat, graph })
+    let graph = Graph::decode(&mut g, rows).map_err(|e| fail(r, e))?;
+    g.end().map_err(|e| fail(r, e))?;
+    let mut flat = Flat { dim, ids, scales: Vec::new(), data: Vec::new() };
+    for _ in 0..rows {
+        let (scale, row) = (r.f32()?, r.take_bytes(dim)?);
+        flat.scales.push(scale);
+        flat.data.extend(row.iter().map(|&x| x as i8));
+    }
+    Ok(Segment { serial, flat, graph, seqs })
 }
 
 fn decode_row(r: &mut Reader, dim: usize) -> Result<(u64, QVec)> {
@@ -275,22 +282,28 @@ fn decode_row(r: &mut Reader, dim: usize) -> Result<(u64, QVec)> {
 }
 
 impl VectorIndex {
-    /// Appends the index's byte form (module docs) to `w`.
+    /// Appends the index's whole byte form (module docs).
     pub fn encode(&self, w: &mut Writer) -> Result<()> {
         w.u32(self.dim as u32).u32(self.config.ef_search as u32).u32(self.segments.len() as u32);
         for seg in &self.segments {
             encode_segment(seg, w);
+            let f = &seg.flat;
+            put_rows(
+                w,
+                self.dim,
+                (0..f.ids.len() as u32).map(|r| (f.scales[r as usize], f.row(r))),
+            );
         }
         self.encode_rows(w);
         Ok(())
     }
 
-    /// The length of sealed segment `serial`'s byte form (`None`: there is none).
+    /// The length of sealed segment `serial`'s part form (`None`: there is none).
     pub fn segment_len(&self, serial: u64) -> Option<usize> {
         self.segments.iter().find(|s| s.serial == serial).map(segment_len)
     }
 
-    /// Bytes `[start, start + len)` of sealed segment `serial`'s byte form (`None`: there is
+    /// Bytes `[start, start + len)` of sealed segment `serial`'s part form (`None`: there is
     /// none): a segment part written a slice at a time, never held whole.
     pub fn segment_slice(&self, serial: u64, start: usize, len: usize) -> Option<Vec<u8>> {
         let seg = self.segments.iter().find(|s| s.serial == serial)?;
@@ -299,7 +312,8 @@ impl VectorIndex {
         Some(w.finish())
     }
 
-    /// Appends sealed segment `serial` (`segment` in the module docs); false when there is none.
+    /// Appends sealed segment `serial`'s part form (`segment_part` in the module docs); false
+    /// when there is none.
     pub fn encode_segment(&self, serial: u64, w: &mut Writer) -> Result<bool> {
         match self.segments.iter().find(|s| s.serial == serial) {
             Some(seg) => {
@@ -308,6 +322,61 @@ impl VectorIndex {
             }
             None => Ok(false),
         }
+    }
+
+    /// The sealed rows whose seqs lie in `[lo, hi)`, in seq order, as (seq, scale, row): the
+    /// segments in search order list their seqs ascending (`index::row_seqs`).
+    fn rows_between(&self, lo: u64, hi: u64) -> impl Iterator<Item = (u64, f32, &[i8])> + '_ {
+        self.segments.iter().filter(move |seg| seg.seqs.overlaps(lo, hi)).flat_map(move |seg| {
+            let f = &seg.flat;
+            seg.seqs
+                .iter()
+                .enumerate()
+                .filter(move |(_, q)| (lo..hi).contains(q))
+                .map(move |(r, q)| (q, f.scales[r], f.row(r as u32)))
+        })
+    }
+
+    /// True when a sealed segment holds a row whose seq lies in `[lo, hi)`: a rows part of
+    /// those seqs is still needed.
+    pub fn holds_rows(&self, lo: u64, hi: u64) -> bool {
+        self.segments.iter().any(|seg| seg.seqs.overlaps(lo, hi))
+    }
+
+    /// Puts the rows part of seqs `[lo, hi)` (`rows_part`, module docs).
+    fn put_rows_part(&self, lo: u64, hi: u64, w: &mut impl Sink) {
+        let mut seqs = RowSeqs::default();
+        for (q, ..) in self.rows_between(lo, hi) {
+            seqs.push(q);
+        }
+        section(w, seqs.encoded_len(), |w| {
+            let mut s = Writer::new();
+            seqs.encode(&mut s);
+            w.put(&s.finish());
+        });
+        put_rows(w, self.dim, self.rows_between(lo, hi).map(|(_, scale, row)| (scale, row)));
+    }
+
+    /// The length of the rows part of seqs `[lo, hi)`.
+    pub fn rows_part_len(&self, lo: u64, hi: u64) -> usize {
+        let mut seqs = RowSeqs::default();
+        for (q, ..) in self.rows_between(lo, hi) {
+            seqs.push(q);
+        }
+        4 + seqs.encoded_len() + seqs.len() * (4 + self.dim)
+    }
+
+    /// Bytes `[start, start + len)` of the rows part of seqs `[lo, hi)`, written a slice at a
+    /// time like a segment part.
+    pub fn rows_part_slice(&self, lo: u64, hi: u64, start: usize, len: usize) -> Vec<u8> {
+        let mut w = Window::new(start, len);
+        self.put_rows_part(lo, hi, &mut w);
+        w.finish()
+    }
+
+    /// Appends the rows part of seqs `[lo, hi)`.
+    pub fn encode_rows_part(&self, lo: u64, hi: u64, w: &mut Writer) {
+        self.put_rows_part(lo, hi, w);
     }
 
     /// Appends the unsealed rows: the delta's and a seal's in progress (`delta` in the module
@@ -336,6 +405,13 @@ impl VectorIndex {
         let segments = r.u32()? as usize;
         for s in 0..segments {
             let seg = decode_segment(r, dim, s, s as u64 + 1)?;
+            match seg.seqs.bounds() {
+                Some((first, _)) if first < index.next_seq => {
+                    return Err(r.corrupt(format!("segment {s}: seqs below an earlier segment's")))
+                }
+                Some((_, past)) => index.next_seq = past,
+                None => {}
+            }
             for (row, id) in seg.flat.ids.iter().enumerate() {
                 index.loc.insert(*id, Loc::Sealed(s, row as u32));
             }

@@ -2,21 +2,21 @@
 //! over a few chunks at a time. The byte form is `segment` of `index::persist`:
 //!
 //! ```text
-//! segment := rows:u32 ids:bytes(id_step:var×rows) scales:bytes(f32×rows)
-//!            data:bytes(i8×rows·dim)
+//! segment := rows:u32 ids:bytes(id_step:var×rows) seqs:bytes
 //!            graph:bytes(rows:u32 entry:u32 levels:u8×rows counts:u8×rows
 //!                        level-0 links row by row, upper links)
 //! ```
 //!
-//! The int8 rows (`data`, most of the bytes) are collected into the buffer the segment keeps
-//! and each row's level-0 links unpacked straight into the graph's `u32` slots (`index::hnsw`
-//! has their byte form); the ids, scales, levels, link counts and upper links are read from a
-//! scratch buffer. So decoding holds little beside the decoded
-//! segment: no buffer of the whole part, and no hole in the heap where one was.
+//! The level-0 links (most of the bytes) are kept as they are stored, in the buffer the graph
+//! keeps (`index::links`); the ids, seqs, levels, link counts and upper links are read from a
+//! scratch buffer. So decoding holds little beside the decoded segment: no buffer of the whole
+//! part, and no hole in the heap where one was. The segment's rows come later, from the rows
+//! parts (`index::rows_fields`): its row buffer is allocated here, zeroed, at its full size.
 
 use super::hnsw::Graph;
 use super::links::Zero;
-use super::persist::{le_chunks, read_ids};
+use super::persist::read_ids;
+use super::row_seqs::RowSeqs;
 use super::vectors::{Flat, Loc, Segment, VectorIndex};
 use crate::error::{Error, Result};
 use crate::store::codec::Reader;
@@ -30,8 +30,7 @@ pub(crate) struct SegmentFields {
     step: u8,
     rows: usize,
     ids: Vec<u64>,
-    scales: Vec<f32>,
-    data: Vec<i8>,
+    seqs: RowSeqs,
     /// The graph's bytes, from its length prefix.
     graph_len: usize,
     entry: u32,
@@ -51,8 +50,7 @@ impl SegmentFields {
             step: 0,
             rows: 0,
             ids: Vec::new(),
-            scales: Vec::new(),
-            data: Vec::new(),
+            seqs: RowSeqs::default(),
             graph_len: 0,
             entry: 0,
             levels: Vec::new(),
@@ -66,14 +64,6 @@ impl SegmentFields {
         Error::Corrupt {
             what: Self::WHAT.into(),
             detail: format!("segment {}: {detail}", self.serial),
-        }
-    }
-
-    /// `rows · per` bytes, which a length prefix `len` must equal.
-    fn sized(&self, len: u32, per: usize, what: &str) -> Result<usize> {
-        match self.rows.checked_mul(per) {
-            Some(n) if n == len as usize => Ok(n),
-            _ => Err(self.corrupt(format!("{len} bytes of {what} for {} rows", self.rows))),
         }
     }
 }
@@ -97,23 +87,19 @@ impl Fields for SegmentFields {
                 self.ids = read_ids(b, self.rows).map_err(|e| self.corrupt(e.to_string()))?;
                 Want::Read(4)
             }
-            (4, Field::Read(b)) => Want::Read(self.sized(word(b), 4, "scales")?),
+            (4, Field::Read(b)) => Want::Read(word(b) as usize),
             (5, Field::Read(b)) => {
-                self.scales = le_chunks::<4>(b).map(f32::from_le_bytes).collect();
+                let mut r = Reader::new(b, "vector segment seqs");
+                self.seqs = RowSeqs::decode(&mut r, self.rows)
+                    .and_then(|s| r.end().map(|()| s))
+                    .map_err(|e| self.corrupt(e.to_string()))?;
                 Want::Read(4)
             }
-            (6, Field::Read(b)) => Want::Keep(self.sized(word(b), self.dim, "rows")?),
-            (7, Field::Keep(data)) => {
-                // Collected in place: the same allocation, each byte read as the i8 it was
-                // written from.
-                self.data = data.into_iter().map(|x| x as i8).collect();
-                Want::Read(4)
-            }
-            (8, Field::Read(b)) => {
+            (6, Field::Read(b)) => {
                 self.graph_len = word(b) as usize;
                 Want::Read(8)
             }
-            (9, Field::Read(b)) => {
+            (7, Field::Read(b)) => {
                 let n = word(&b[..4]) as usize;
                 if n != self.rows {
                     return Err(self.corrupt(format!("graph of {n} rows for {} rows", self.rows)));
@@ -121,15 +107,15 @@ impl Fields for SegmentFields {
                 self.entry = word(&b[4..]);
                 Want::Read(self.rows)
             }
-            (10, Field::Read(b)) => {
+            (8, Field::Read(b)) => {
                 self.levels = b.to_vec();
                 Want::Read(self.rows)
             }
-            (11, Field::Read(b)) => {
+            (9, Field::Read(b)) => {
                 self.counts = b.to_vec();
                 Want::Keep(Zero::stored_len(&self.counts, self.rows))
             }
-            (12, Field::Keep(links)) => {
+            (10, Field::Keep(links)) => {
                 let before = 8 + 2 * self.rows + links.len();
                 let upper = self.graph_len.checked_sub(before).ok_or_else(|| {
                     self.corrupt(format!(
@@ -142,20 +128,26 @@ impl Fields for SegmentFields {
                     Zero::from_stored(&counts, links, self.rows).map_err(|e| self.corrupt(e))?;
                 Want::Read(upper)
             }
-            (13, Field::Read(b)) => {
+            (11, Field::Read(b)) => {
                 let mut r = Reader::new(b, "vector segment graph");
                 let (levels, zero) =
                     (std::mem::take(&mut self.levels), std::mem::take(&mut self.zero));
                 let graph = Graph::from_parts(self.entry, levels, zero, &mut r)
                     .and_then(|g| r.end().map(|()| g))
                     .map_err(|e| self.corrupt(e.to_string()))?;
-                let flat = Flat {
-                    dim: self.dim,
-                    ids: std::mem::take(&mut self.ids),
-                    scales: std::mem::take(&mut self.scales),
-                    data: std::mem::take(&mut self.data),
+                let ids = std::mem::take(&mut self.ids);
+                let (mut scales, mut data) = (Vec::new(), Vec::new());
+                let room = self.rows.checked_mul(self.dim).filter(|&n| {
+                    scales.try_reserve_exact(self.rows).is_ok() && data.try_reserve_exact(n).is_ok()
+                });
+                let Some(n) = room else {
+                    return Err(self.corrupt(format!("{} rows: not enough memory", self.rows)));
                 };
-                self.segment = Some(Segment { serial: self.serial, flat, graph });
+                scales.resize(self.rows, 0.0);
+                data.resize(n, 0);
+                let flat = Flat { dim: self.dim, ids, scales, data };
+                let seqs = std::mem::take(&mut self.seqs);
+                self.segment = Some(Segment { serial: self.serial, flat, graph, seqs });
                 Want::Done
             }
             (step, _) => return Err(self.corrupt(format!("field {step} of an unexpected kind"))),
@@ -168,9 +160,22 @@ impl VectorIndex {
     /// them; a later location of an id wins).
     pub(crate) fn add_segment(&mut self, fields: SegmentFields) -> Result<()> {
         let seg = match fields.segment {
-            Some(seg) if fields.step == 13 => seg,
+            Some(seg) if fields.step == 11 => seg,
             _ => return Err(fields.corrupt("its bytes end before its graph".into())),
         };
+        match seg.seqs.bounds() {
+            Some((first, _)) if first < self.next_seq => {
+                return Err(Error::Corrupt {
+                    what: SegmentFields::WHAT.into(),
+                    detail: format!(
+                        "segment {}: its rows from seq {first}, below an earlier segment's ({})",
+                        seg.serial, self.next_seq
+                    ),
+                });
+            }
+            Some((_, past)) => self.next_seq = past,
+            None => {}
+        }
         let s = self.segments.len();
         // Reserved once: a table grown step by step leaves its smaller copies behind as
         // holes in a wasm heap, which never shrinks.

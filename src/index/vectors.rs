@@ -21,6 +21,7 @@ use std::cell::RefCell;
 
 use super::hnsw::{level_of, Graph, Visited};
 use super::id_map::IdMap;
+use super::row_seqs::RowSeqs;
 
 /// A unit vector quantised to int8 with one scale.
 #[derive(Debug, Clone, PartialEq)]
@@ -171,7 +172,7 @@ impl Flat {
         self.scales.push(scale);
         self.data.extend_from_slice(row);
     }
-    fn row(&self, r: u32) -> &[i8] {
+    pub(super) fn row(&self, r: u32) -> &[i8] {
         let r = r as usize;
         &self.data[r * self.dim..(r + 1) * self.dim]
     }
@@ -216,6 +217,9 @@ pub(super) struct Segment {
     pub(super) serial: u64,
     pub(super) flat: Flat,
     pub(super) graph: Graph,
+    /// Each row's number in the sequence of rows sealed (`index::row_seqs`), by which a
+    /// snapshot stores the row once whatever merges the segment goes through.
+    pub(super) seqs: RowSeqs,
 }
 
 /// Where an id's current vector is.
@@ -236,6 +240,8 @@ struct Build {
     /// For a merge, where each row came from (a row still there when the job ends moves to the
     /// new segment; any other is a tombstone). Empty for a seal.
     from: Vec<Loc>,
+    /// For a merge, the seqs of the rows taken, in order (a seal numbers its rows when done).
+    seqs: RowSeqs,
 }
 
 /// HNSW segments + exact delta; ids are the engine's episode ids.
@@ -247,6 +253,11 @@ pub struct VectorIndex {
     pub(super) loc: IdMap<Loc>,
     /// The serial the next segment built gets.
     pub(super) next_serial: u64,
+    /// The seq the next row sealed gets.
+    pub(super) next_seq: u64,
+    /// Rows sealed at or past this seq are not stored yet ([`VectorIndex::rows_stored_below`]):
+    /// a merge keeps them, tombstones too, so that the rows a snapshot is writing stay put.
+    keep_from: u64,
     build: Option<Build>,
     /// Reused between searches and builds: allocating a visited set the size of a graph per
     /// query costs.
@@ -279,6 +290,8 @@ impl VectorIndex {
             delta: Vec::new(),
             loc: IdMap::default(),
             next_serial: 1,
+            next_seq: 0,
+            keep_from: u64::MAX,
             build: None,
             visited: RefCell::new(Visited::default()),
         }
@@ -287,6 +300,11 @@ impl VectorIndex {
     /// Vector dimension.
     pub fn dim(&self) -> usize {
         self.dim
+    }
+
+    /// The index's tuning.
+    pub fn config(&self) -> VectorConfig {
+        self.config
     }
 
     /// Live vectors.
@@ -406,17 +424,19 @@ impl VectorIndex {
             let rows = self.segments[n - 2].flat.ids.len() + self.segments[n - 1].flat.ids.len();
             let mut flat = Flat::with_capacity(self.dim, rows);
             let mut from = Vec::with_capacity(rows);
+            let mut seqs = RowSeqs::default();
             for index in [n - 2, n - 1] {
-                let seg = &self.segments[index].flat;
-                for (r, id) in seg.ids.iter().enumerate() {
+                let seg = &self.segments[index];
+                for ((r, id), seq) in seg.flat.ids.iter().enumerate().zip(seg.seqs.iter()) {
                     let here = Loc::Sealed(index, r as u32);
-                    if self.loc.get(*id) == Some(&here) {
-                        flat.push(*id, seg.scales[r], seg.row(r as u32));
+                    if self.loc.get(*id) == Some(&here) || seq >= self.keep_from {
+                        flat.push(*id, seg.flat.scales[r], seg.flat.row(r as u32));
                         from.push(here);
+                        seqs.push(seq);
                     }
                 }
             }
-            return Some(Build { flat, graph: Graph::new(), merge: true, from });
+            return Some(Build { flat, graph: Graph::new(), merge: true, from, seqs });
         }
         if self.delta.is_empty() || (!force && self.delta.len() < self.config.seal_at) {
             return None;
@@ -427,7 +447,8 @@ impl VectorIndex {
             self.loc.insert(id, Loc::Building(r as u32));
             flat.push(id, q.scale, &q.data);
         }
-        Some(Build { flat, graph: Graph::new(), merge: false, from: Vec::new() })
+        let (from, seqs) = (Vec::new(), RowSeqs::default());
+        Some(Build { flat, graph: Graph::new(), merge: false, from, seqs })
     }
 
     /// Turns a finished build into a segment: a seal is appended; a merge replaces its two
@@ -448,9 +469,40 @@ impl VectorIndex {
         }
         let serial = self.next_serial;
         self.next_serial += 1;
+        let seqs = if build.merge {
+            build.seqs
+        } else {
+            let rows = build.flat.ids.len();
+            self.next_seq += rows as u64;
+            RowSeqs::span(self.next_seq - rows as u64, rows)
+        };
         let mut graph = build.graph;
         graph.pack();
-        self.segments.push(Segment { serial, flat: build.flat, graph });
+        self.segments.push(Segment { serial, flat: build.flat, graph, seqs });
+    }
+
+    /// Tells the index that the rows sealed below seq `seq` are stored (a snapshot's rows
+    /// parts hold them) and the others not yet: until they are, merges keep every row at or
+    /// past `seq`, removed ones too, so that the bytes of a rows part being written a slice at
+    /// a time do not change under it. `u64::MAX` (the default): merges drop every removed row.
+    pub fn rows_stored_below(&mut self, seq: u64) {
+        self.keep_from = seq;
+    }
+
+    /// The seq the next row sealed gets: the rows sealed so far are numbered below it.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Numbers the rows sealed from now on from `seq` at least (a loaded index whose stored
+    /// rows reach past its segments': those seqs are taken).
+    pub(crate) fn number_rows_from(&mut self, seq: u64) {
+        self.next_seq = self.next_seq.max(seq);
+    }
+
+    /// Rows in sealed segments, removed ones included.
+    pub(crate) fn sealed_rows(&self) -> usize {
+        self.segments.iter().map(|s| s.flat.ids.len()).sum()
     }
 
     /// The serial numbers of the sealed segments, in search order.
@@ -577,7 +629,8 @@ impl VectorIndex {
     pub fn memory(&self) -> usize {
         let delta = self.delta.len() * (self.dim + 8 + 8 + 16);
         let flat = |f: &Flat| f.ids.len() * (self.dim + 4 + 8);
-        let sealed: usize = self.segments.iter().map(|s| flat(&s.flat) + s.graph.memory()).sum();
+        let sealed: usize =
+            self.segments.iter().map(|s| flat(&s.flat) + s.graph.memory() + s.seqs.memory()).sum();
         let build = self.build.as_ref().map_or(0, |b| flat(&b.flat) + b.graph.memory());
         delta + sealed + build + self.loc.memory()
     }
@@ -664,6 +717,37 @@ pub(crate) mod tests {
         assert!(report.done, "{report:?}");
         assert_eq!((idx.segment_count(), idx.len()), (0, 0));
         assert!(idx.maintain(true, 0).done, "a zero budget still ends");
+    }
+
+    #[test]
+    fn a_merge_keeps_removed_rows_not_stored_yet_and_drops_stored_ones() {
+        let config = VectorConfig { seal_at: 8, ..VectorConfig::default() };
+        let mut idx = VectorIndex::new(8, config);
+        idx.rows_stored_below(0);
+        let fill = |idx: &mut VectorIndex, ids: std::ops::Range<u64>| {
+            for i in ids {
+                idx.insert(i, &unit(i, 8));
+            }
+            idx.maintain(true, u64::MAX);
+        };
+        fill(&mut idx, 0..8);
+        idx.remove(3);
+        fill(&mut idx, 8..16); // sealed, then merged with the first segment
+        assert_eq!(idx.segment_count(), 1);
+        let seg = &idx.segments[0];
+        assert_eq!(seg.flat.ids.len(), 16, "the removed row is kept: its seq is not stored");
+        assert_eq!(seg.seqs, RowSeqs::span(0, 16));
+        assert_eq!(idx.len(), 15);
+        assert!(idx.search(&unit(3, 8), 16, |_| true).iter().all(|h| h.0 != 3));
+
+        idx.rows_stored_below(16);
+        idx.remove(4);
+        fill(&mut idx, 16..32);
+        let seg = &idx.segments[0];
+        assert_eq!(seg.flat.ids.len(), 30, "stored removed rows are dropped");
+        assert_eq!(seg.seqs.runs(), &[(0, 3), (5, 27)]);
+        assert_eq!(idx.next_seq(), 32);
+        assert_eq!(idx.search(&unit(20, 8), 1, |_| true)[0].0, 20);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! A snapshot's parts decoded as their bytes arrive (`store::fields`), and assembled into the
 //! loaded namespace's episodes and indexes. The byte forms are in `persist::snapshot`; a
-//! segment part is decoded by `index::segment_fields`.
+//! segment part is decoded by `index::segment_fields`, a rows part by `index::rows_fields`
+//! (every segment part comes before the rows parts, which fill the segments' rows).
 //!
 //! An episodes part (`bm25:bytes n:u32 block×⌈n/256⌉ records:bytes`) is read field by field:
 //! its BM25 documents from a scratch buffer, its `hot` entries a block of 256 at a time, and
@@ -11,6 +12,7 @@ use super::snapshot::HOTS_PER_BLOCK;
 use crate::engine::episodes::{Episodes, Hot};
 use crate::error::{Error, Result};
 use crate::index::bm25::Bm25;
+use crate::index::rows_fields::{Fill, RowsFields};
 use crate::index::segment_fields::SegmentFields;
 use crate::index::vectors::{QVec, VectorConfig, VectorIndex};
 use crate::record::episode::status_from;
@@ -190,6 +192,7 @@ pub(crate) enum PartFields {
     // Boxed: a decoder is a few hundred bytes, moved from the cutter to the assembler.
     Episodes(Box<EpisodesFields>),
     Segment(Box<SegmentFields>),
+    Rows(Box<RowsFields>),
 }
 
 /// A namespace's snapshot assembled part by part, in the order they are read.
@@ -197,6 +200,10 @@ pub(crate) struct Assembler {
     watermark: u64,
     bm25: Option<Bm25>,
     vectors: VectorIndex,
+    /// The segment rows filled by the rows parts so far.
+    fill: Fill,
+    /// Rows parts are being read: no segment part may follow.
+    rows_started: bool,
     hots: Vec<Hot>,
     spans: Vec<(u32, u32)>,
     arena: Vec<u8>,
@@ -210,6 +217,8 @@ impl Assembler {
             watermark,
             bm25: None,
             vectors: VectorIndex::new(dim, config),
+            fill: Fill::default(),
+            rows_started: false,
             hots: Vec::new(),
             spans: Vec::new(),
             arena: Vec::new(),
@@ -231,10 +240,28 @@ impl Assembler {
         SegmentFields::new(self.vectors.dim(), serial)
     }
 
+    /// A decoder for the next part, the rows of seqs `[lo, hi)`: it holds the index until it
+    /// is added back ([`Assembler::add`]).
+    pub fn rows(&mut self, lo: u64, hi: u64) -> RowsFields {
+        let empty = VectorIndex::new(self.vectors.dim(), self.vectors.config());
+        self.rows_started = true;
+        RowsFields::new(std::mem::replace(&mut self.vectors, empty), self.fill, lo, hi)
+    }
+
     /// Adds a part its decoder has read whole.
     pub fn add(&mut self, part: PartFields) -> Result<()> {
         let f = match part {
+            PartFields::Segment(_) if self.rows_started => {
+                return Err(Error::Corrupt {
+                    what: "snapshot".into(),
+                    detail: "a segment part after rows parts".into(),
+                })
+            }
             PartFields::Segment(f) => return self.vectors.add_segment(*f),
+            PartFields::Rows(f) => {
+                (self.vectors, self.fill) = f.finish()?;
+                return Ok(());
+            }
             PartFields::Episodes(f) => *f,
         };
         if f.step != Step::Done {
@@ -279,6 +306,14 @@ impl Assembler {
                 ),
             });
         }
+        let (filled, rows) = (self.fill.filled(), self.vectors.sealed_rows());
+        if filled != rows {
+            return Err(Error::Corrupt {
+                what: "snapshot".into(),
+                detail: format!("its rows parts hold {filled} of its segments' {rows} rows"),
+            });
+        }
+        self.vectors.number_rows_from(self.fill.covered());
         for (key, row) in unsealed {
             self.vectors.insert_row(key, row);
         }

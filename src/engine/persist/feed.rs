@@ -9,8 +9,8 @@ use super::assemble::{Assembler, PartFields};
 #[cfg(test)]
 use super::snapshot::hash;
 use super::snapshot::{
-    part_prefix, read_pending, read_runs, Hasher, Part, Pending, Snapshot, CHUNKS_PER_PAGE,
-    EPISODES, HEAD_KIND, LAYOUT, SEGMENT,
+    part_prefix, read_order, read_pending, read_runs, Hasher, Part, Pending, Snapshot,
+    CHUNKS_PER_PAGE, EPISODES, HEAD_KIND, LAYOUT, ROWS, SEGMENT,
 };
 use crate::embed::passages::TextVectors;
 #[cfg(test)]
@@ -19,6 +19,7 @@ use crate::engine::index_keys::{episode_of, passage_of};
 use crate::error::Result;
 #[cfg(test)]
 use crate::index::bm25::Bm25;
+use crate::index::rows_fields::RowsFields;
 use crate::index::segment_fields::SegmentFields;
 #[cfg(test)]
 use crate::index::vectors::VectorIndex;
@@ -94,7 +95,8 @@ fn probe<'a>(
 /// the buffers the decoded state keeps (a segment's rows and links, the episodes' records);
 /// beside them only the field being read is held (at most a part's BM25 documents).
 ///
-/// The vector segments come first, then the episodes parts (each kind in the head's order).
+/// The vector segments come first, then the rows parts, then the episodes parts
+/// ([`read_order`]; each kind in the head's order).
 pub(crate) struct Feed {
     watermark: u64,
     next_part: u64,
@@ -142,7 +144,7 @@ impl Feed {
         }
         let assembler = Assembler::new(watermark, reading.dim, reading.config);
         let mut order: Vec<usize> = (0..parts.len()).collect();
-        order.sort_by_key(|&i| parts[i].kind != SEGMENT);
+        order.sort_by_key(|&i| read_order(parts[i].kind));
         Ok(Some(Feed {
             watermark,
             next_part,
@@ -246,7 +248,7 @@ impl Feed {
     fn receiving(&mut self) -> Option<&mut Receiving> {
         if self.receiving.is_none() {
             let p = self.pending().next()?.clone();
-            match Receiving::new(p, &self.assembler) {
+            match Receiving::new(p, &mut self.assembler) {
                 Ok(rx) => self.receiving = Some(rx),
                 Err(reason) => {
                     self.fail(reason);
@@ -416,10 +418,11 @@ enum Decoder {
     // Boxed: a cutter and its decoder are a few hundred bytes.
     Episodes(Box<Cutter<EpisodesFields>>),
     Segment(Box<Cutter<SegmentFields>>),
+    Rows(Box<Cutter<RowsFields>>),
 }
 
 impl Receiving {
-    fn new(part: Part, assembler: &Assembler) -> std::result::Result<Self, String> {
+    fn new(part: Part, assembler: &mut Assembler) -> std::result::Result<Self, String> {
         let fail = |e: crate::error::Error| format!("part {}: {e}", part.id);
         let len = usize::try_from(part.len)
             .map_err(|_| format!("part {} of {} bytes", part.id, part.len))?;
@@ -430,6 +433,9 @@ impl Receiving {
             }
             SEGMENT => Decoder::Segment(Box::new(
                 Cutter::new(assembler.segment(part.lo), len).map_err(fail)?,
+            )),
+            ROWS => Decoder::Rows(Box::new(
+                Cutter::new(assembler.rows(part.lo, part.hi), len).map_err(fail)?,
             )),
             kind => return Err(format!("part {} of unknown kind {kind}", part.id)),
         };
@@ -453,6 +459,7 @@ impl Receiving {
         let pushed = match &mut self.decoder {
             Decoder::Episodes(c) => c.push(chunk),
             Decoder::Segment(c) => c.push(chunk),
+            Decoder::Rows(c) => c.push(chunk),
         };
         pushed.map_err(|e| format!("part {}: {e}", self.part.id))
     }
@@ -476,6 +483,7 @@ impl Receiving {
             Decoder::Segment(c) => {
                 c.finish().map(|f| PartFields::Segment(Box::new(f))).map_err(fail)
             }
+            Decoder::Rows(c) => c.finish().map(|f| PartFields::Rows(Box::new(f))).map_err(fail),
         }
     }
 }
@@ -513,8 +521,10 @@ pub(crate) fn decode(
     config: VectorConfig,
 ) -> std::result::Result<(Episodes, Bm25, VectorIndex), String> {
     let mut assembler = Assembler::new(watermark, dim, config);
-    for (p, blob) in parts.iter().zip(blobs) {
-        let mut rx = Receiving::new(Part { chunks: 1, ..p.clone() }, &assembler)?;
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by_key(|&i| read_order(parts[i].kind));
+    for (p, blob) in order.into_iter().map(|i| (&parts[i], &blobs[i])) {
+        let mut rx = Receiving::new(Part { chunks: 1, ..p.clone() }, &mut assembler)?;
         rx.push(blob)?;
         assembler.add(rx.end()?).map_err(|e| e.to_string())?;
     }

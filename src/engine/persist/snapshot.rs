@@ -8,16 +8,20 @@
 //! head                      kind 7: layout:str watermark:u64 next_part:u64 parts:u32 part×parts
 //!                           pending:u32 pending×pending runs:u32 run×runs
 //! part                      := id:u64 kind:u8 lo:u64 hi:u64 chunks:u32 len:u64 hash:u64
-//! pending                   := id:u64 serial:u64 chunks:u32 len:u64 total:u64 lanes:u64×4
-//!                              tail:bytes   a segment part written ahead (len of total bytes
-//!                                           so far; lanes and tail: its hash's state)
+//! pending                   := id:u64 kind:u8 lo:u64 hi:u64 chunks:u32 len:u64 total:u64
+//!                              lanes:u64×4 tail:bytes   a segment or rows part written ahead
+//!                                           (len of total bytes so far; lanes and tail: its
+//!                                           hash's state)
 //! run                       := first:var len:var   the vector keys first … first + len − 1
 //! p/<id:u64 BE><i:u32 BE>   chunk i of part `id`, raw bytes (at most Config::snapshot_chunk)
 //! d/<id:u64 BE>             empty: episode `id` (below the watermark) changed after its part
 //!                           was written
 //!
 //! kind 1, episodes [lo, hi): bm25:bytes n:u32 block×⌈n/256⌉ records:bytes
-//! kind 2, vector segment:   the sealed HNSW segment whose serial is `lo`
+//! kind 2, vector segment:   the sealed HNSW segment whose serial is `lo`: its ids, the seqs
+//!                           of its rows and its graph (`segment_part`, `index::persist`)
+//! kind 3, rows [lo, hi):    the int8 rows sealed with seqs in [lo, hi) that a segment held
+//!                           when the part was written (`rows_part`, `index::persist`)
 //! block := len:u32 hot×min(256, hots left)   (len: the block's bytes)
 //! hot   := id_gap:var created:zvar accessed:zvar access_count:var importance:f32 tier:u8
 //!          status:u8 expires_at:zvar cold:u8 record_len:var
@@ -41,8 +45,14 @@
 //! these few thousand before the parts (`engine::lazy`).
 //!
 //! A segment part is written once, when the segment is new, and deleted when a merge replaces
-//! it. `hash` is [`hash`] over the part's bytes; `layout` names this format and the encodings
-//! it relies on.
+//! it. Its rows are not in it: each row sealed gets the next number of one sequence (its seq,
+//! `index::row_seqs`), and a rows part holds the rows of a range of seqs, written once, the
+//! first time a snapshot finds rows sealed past the last rows part. A merge renumbers no row,
+//! so it costs a segment part of ids, seqs and links (about 45 bytes a row) and no rows (388
+//! bytes a row of 384 dimensions). A rows part is deleted once no segment holds any of its
+//! rows; until then the rows of removed vectors stay in it (an erasure deletes the whole
+//! snapshot). `hash` is [`hash`] over the part's bytes; `layout` names this format and the
+//! encodings it relies on.
 //!
 //! The parts cover the ids below `watermark`. Opening reads them all (BM25 documents are
 //! merged), adds the unsealed vectors from their records, then re-reads from their records the
@@ -52,18 +62,21 @@
 //! and [`Opened::Rebuilt`] says why.
 //!
 //! Writing one is one atomic batch. Usually it is **incremental**: one new episodes part for
-//! the ids since the last watermark, the segments not stored yet, the deletion of segments
-//! merged away, and the head. Dirty markers stay until a **full** rewrite, which replaces every
+//! the ids since the last watermark, the segments not stored yet, a rows part for the rows
+//! sealed since the last, the deletion of segments merged away and of rows parts no segment
+//! needs, and the head. Dirty markers stay until a **full** rewrite, which replaces every
 //! episodes part by one and absorbs the markers; it is chosen when there is no snapshot yet,
 //! when the markers outnumber an eighth of the watermark (and 256), or when there are more than
 //! [`MAX_EPISODE_PARTS`] episodes parts.
 //!
-//! Under a work budget (`Engine::maintain`), the new segments' parts are first written
-//! **ahead**, a slice of whole chunks per call ([`ahead`]), each slice's batch also rewriting
-//! the head with the same parts and watermark plus the progress of the parts written ahead
-//! (`pending`). Nothing reads a pending part, so a crash between slices leaves a snapshot as
-//! good as before; the call that finds every new segment written writes the episodes part and
-//! the head that lists them. A segment lives in memory only until its part is listed, so the
+//! Under a work budget (`Engine::maintain`), the new segments' parts and the new rows part are
+//! first written **ahead**, a slice of whole chunks per call ([`ahead`]), each slice's batch
+//! also rewriting the head with the same parts and watermark plus the progress of the parts
+//! written ahead (`pending`). Nothing reads a pending part, so a crash between slices leaves a
+//! snapshot as good as before; the call that finds every new segment and row written writes
+//! the episodes part and the head that lists them. A rows part's bytes must not change while
+//! it is written a slice at a time, so the index keeps every row not stored yet through merges,
+//! removed ones too (`VectorIndex::rows_stored_below`). A segment lives in memory only until its part is listed, so the
 //! pending parts a namespace is opened with are orphans: the next snapshot write deletes their
 //! chunks, as it does for a part whose segment was merged away before it was listed.
 
@@ -85,6 +98,7 @@ pub(super) const EPISODES: u8 = 1;
 /// time, a few kilobytes.
 pub(super) const HOTS_PER_BLOCK: usize = 256;
 pub(super) const SEGMENT: u8 = 2;
+pub(super) const ROWS: u8 = 3;
 /// Episodes parts a snapshot may have before the next one is a full rewrite.
 pub(crate) const MAX_EPISODE_PARTS: usize = 256;
 /// This format, the lexical analysis its BM25 postings were made with (`terms/2`: words,
@@ -92,23 +106,33 @@ pub(crate) const MAX_EPISODE_PARTS: usize = 256;
 /// than 128 words indexed as its windows, `engine::space::Space::bm25_insert`), and the graph
 /// encoding it embeds (see `index::persist`). A snapshot of another layout is ignored and
 /// rebuilt.
-pub(crate) const LAYOUT: &str = "mnemo-snapshot/6 parts/1 terms/2 windows/1 hnsw/2";
+pub(crate) const LAYOUT: &str = "mnemo-snapshot/7 parts/1 terms/2 windows/1 hnsw/2";
+
+/// Where a part of `kind` comes when a snapshot is read: the segments, then the rows parts,
+/// which fill the segments' rows, then the episodes parts.
+pub(super) fn read_order(kind: u8) -> u8 {
+    match kind {
+        SEGMENT => 0,
+        ROWS => 1,
+        _ => 2,
+    }
+}
 
 /// One stored part, as the head lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Part {
     pub id: u64,
     pub kind: u8,
-    /// Episodes: the first id; segment: its serial.
+    /// Episodes: the first id; segment: its serial; rows: the first seq.
     pub lo: u64,
-    /// Episodes: the first id past the part; segment: 0.
+    /// Episodes: the first id past the part; segment: 0; rows: the first seq past the part.
     pub hi: u64,
     pub chunks: u32,
     pub len: u64,
     pub hash: u64,
 }
 
-/// A segment part being written ahead of the head that will list it, a slice per
+/// A segment or rows part being written ahead of the head that will list it, a slice per
 /// maintenance call ([`ahead`]). The head lists it as pending with its progress, so that its
 /// chunks are known: after a restart they are deleted by the next snapshot write (the segment
 /// itself was in memory only, and the namespace rebuilds its segments from the records, so
@@ -116,8 +140,12 @@ pub(crate) struct Part {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Pending {
     pub id: u64,
-    /// The segment's serial.
-    pub serial: u64,
+    /// [`SEGMENT`] or [`ROWS`].
+    pub kind: u8,
+    /// A segment's serial; the first seq of rows.
+    pub lo: u64,
+    /// 0; the first seq past the rows.
+    pub hi: u64,
     /// Chunks written so far (`p/<id><0..chunks>`).
     pub chunks: u32,
     /// The part's whole length.
@@ -141,8 +169,14 @@ impl Pending {
 
     /// The part, as a head lists it once complete.
     fn part(&self) -> Part {
-        let (id, lo, chunks, len) = (self.id, self.serial, self.chunks, self.written());
-        Part { id, kind: SEGMENT, lo, hi: 0, chunks, len, hash: self.hasher.finish() }
+        let (id, kind, lo, hi, chunks, len) =
+            (self.id, self.kind, self.lo, self.hi, self.chunks, self.written());
+        Part { id, kind, lo, hi, chunks, len, hash: self.hasher.finish() }
+    }
+
+    /// Written ahead by this run (not an orphan) and whole.
+    fn ready(&self) -> bool {
+        self.complete() && !self.orphan
     }
 }
 
@@ -193,13 +227,31 @@ impl SnapState {
         self.parts.iter().find(|p| p.kind == SEGMENT && p.lo == serial)
     }
 
-    /// True when each of the sealed segments of `serials` has a stored part or one written
-    /// ahead whole: the next snapshot writes only its episodes part and head.
-    pub fn segments_ready(&self, serials: &[u64]) -> bool {
-        serials.iter().all(|&s| {
-            self.segment_part(s).is_some()
-                || self.pending.iter().any(|p| p.serial == s && p.complete() && !p.orphan)
-        })
+    /// The first seq past the rows the listed rows parts hold (0: none).
+    pub fn rows_stored(&self) -> u64 {
+        self.parts.iter().filter(|p| p.kind == ROWS).map(|p| p.hi).max().unwrap_or(0)
+    }
+
+    /// The first seq past the rows stored or being written ahead by this run.
+    fn rows_covered(&self) -> u64 {
+        let ahead = self.pending.iter().filter(|p| p.kind == ROWS && !p.orphan).map(|p| p.hi);
+        ahead.fold(self.rows_stored(), u64::max)
+    }
+
+    /// True when each sealed segment of `vectors` has a stored part or one written ahead
+    /// whole, and so has every row sealed: the next snapshot writes only its episodes part and
+    /// head.
+    pub fn segments_ready(&self, vectors: &VectorIndex) -> bool {
+        let ready = |kind: u8, lo: u64| {
+            self.pending.iter().any(|p| p.kind == kind && p.lo == lo && p.ready())
+        };
+        let (covered, next) = (self.rows_covered(), vectors.next_seq());
+        let rows = (covered >= next || !vectors.holds_rows(covered, next))
+            && self.pending.iter().filter(|p| p.kind == ROWS && !p.orphan).all(Pending::ready);
+        rows && vectors
+            .segment_serials()
+            .iter()
+            .all(|&s| self.segment_part(s).is_some() || ready(SEGMENT, s))
     }
 
     /// Changes the next snapshot would store: episodes past the watermark, and the dirty
@@ -473,7 +525,8 @@ pub(crate) fn batch(
         let blob = episodes_part(&parts, lo, parts.next_id)?;
         kept.push(put_part(&mut batch, EPISODES, lo, parts.next_id, blob));
     }
-    let serials = parts.vectors.segment_serials();
+    let vectors = parts.vectors;
+    let serials = vectors.segment_serials();
     for p in snap.parts.iter().filter(|p| p.kind == SEGMENT) {
         if !serials.contains(&p.lo) {
             delete_part(&mut batch, p);
@@ -482,23 +535,54 @@ pub(crate) fn batch(
     // Parts written ahead: listed when complete and still wanted, else their chunks go.
     let mut ready = Vec::new();
     for p in &snap.pending {
-        if p.complete() && !p.orphan && serials.contains(&p.serial) {
+        let wanted = match p.kind {
+            SEGMENT => serials.contains(&p.lo),
+            _ => vectors.holds_rows(p.lo, p.hi),
+        };
+        if p.ready() && wanted {
             ready.push(p.part());
         } else {
             delete_chunks(&mut batch, ns, p.id, p.chunks);
         }
     }
     for serial in serials {
-        match snap.segment_part(serial).or_else(|| ready.iter().find(|p| p.lo == serial)) {
+        let stored = snap.segment_part(serial);
+        match stored.or_else(|| ready.iter().find(|p| p.kind == SEGMENT && p.lo == serial)) {
             Some(p) => kept.push(p.clone()),
             None => {
                 let mut w = Writer::new();
-                parts.vectors.encode_segment(serial, &mut w)?;
+                vectors.encode_segment(serial, &mut w)?;
                 kept.push(put_part(&mut batch, SEGMENT, serial, 0, w.finish()));
             }
         }
     }
-    let unsealed = parts.vectors.unsealed_ids();
+    // Rows parts: kept while a segment holds one of their rows; the rows sealed since the
+    // last one are written in a new one.
+    let mut rows_hi = snap.rows_stored();
+    for p in snap.parts.iter().filter(|p| p.kind == ROWS) {
+        if vectors.holds_rows(p.lo, p.hi) {
+            kept.push(p.clone());
+        } else {
+            delete_part(&mut batch, p);
+        }
+    }
+    // Those written ahead go on from the listed ones, each from where the one before ends.
+    let mut ahead: Vec<&Part> = ready.iter().filter(|p| p.kind == ROWS).collect();
+    ahead.sort_by_key(|p| p.lo);
+    for p in ahead {
+        if p.lo == rows_hi {
+            rows_hi = p.hi;
+            kept.push(p.clone());
+        } else {
+            delete_chunks(&mut batch, ns, p.id, p.chunks);
+        }
+    }
+    if vectors.next_seq() > rows_hi && vectors.holds_rows(rows_hi, vectors.next_seq()) {
+        let mut w = Writer::new();
+        vectors.encode_rows_part(rows_hi, vectors.next_seq(), &mut w);
+        kept.push(put_part(&mut batch, ROWS, rows_hi, vectors.next_seq(), w.finish()));
+    }
+    let unsealed = vectors.unsealed_ids();
     let record = head(parts.next_id, next_part, &kept, &[], &unsealed);
     batch.put(ns.key(Table::Snapshot, b"head"), record);
     Ok(Written { batch, watermark: parts.next_id, parts: kept, next_part, full, bytes, unsealed })
@@ -527,7 +611,8 @@ fn head(
     }
     head.u32(pending.len() as u32);
     for p in pending {
-        head.u64(p.id).u64(p.serial).u32(p.chunks).u64(p.written()).u64(p.total);
+        head.u64(p.id).u8(p.kind).u64(p.lo).u64(p.hi);
+        head.u32(p.chunks).u64(p.written()).u64(p.total);
         p.hasher.encode(&mut head);
     }
     put_runs(&mut head, unsealed);
@@ -574,14 +659,15 @@ pub(super) fn read_runs(r: &mut Reader, watermark: u64) -> Result<Vec<u64>> {
 /// wrote them.
 pub(super) fn read_pending(r: &mut Reader) -> Result<Vec<Pending>> {
     let n = r.u32()? as usize;
-    let mut pending = Vec::with_capacity(n.min(r.remaining() / 72));
+    let mut pending = Vec::with_capacity(n.min(r.remaining() / 81));
     for _ in 0..n {
-        let (id, serial, chunks, len, total) = (r.u64()?, r.u64()?, r.u32()?, r.u64()?, r.u64()?);
+        let (id, kind, lo, hi) = (r.u64()?, r.u8()?, r.u64()?, r.u64()?);
+        let (chunks, len, total) = (r.u32()?, r.u64()?, r.u64()?);
         if len > total {
             return Err(r.corrupt(format!("pending part {id}: {len} of {total} bytes")));
         }
         let hasher = Hasher::decode(r, len)?;
-        pending.push(Pending { id, serial, chunks, total, hasher, orphan: true });
+        pending.push(Pending { id, kind, lo, hi, chunks, total, hasher, orphan: true });
     }
     Ok(pending)
 }
@@ -596,11 +682,13 @@ pub(crate) struct Ahead {
 }
 
 /// The batch that writes about `allowance` bytes (whole chunks, at least one) of the sealed
-/// segments that have no stored part yet, going on with the parts already written ahead, and
-/// rewrites the head with their progress; it also deletes the chunks of parts written ahead
-/// for segments merged away since. `None` when there is nothing to write. A large first
-/// snapshot is thus spread over maintenance calls: no call holds or writes a whole segment,
-/// and the call that writes the head writes only the episodes part.
+/// segments that have no stored part yet and of the rows sealed since the last rows part,
+/// going on with the parts already written ahead, and rewrites the head with their progress;
+/// it also deletes the chunks of parts written ahead for segments merged away since. `None`
+/// when there is nothing to write. A large first snapshot is thus spread over maintenance
+/// calls: no call holds or writes a whole segment or rows part, and the call that writes the
+/// head writes only the episodes part. The rows of a part written ahead stay put meanwhile:
+/// the index keeps every row not stored yet through merges (`rows_stored_below`).
 pub(crate) fn ahead(
     vectors: &VectorIndex,
     snap: &SnapState,
@@ -613,24 +701,44 @@ pub(crate) fn ahead(
     let mut batch = Batch::new();
     let mut pending = Vec::new();
     for p in &snap.pending {
-        if serials.contains(&p.serial) && !stored(p.serial) && !p.orphan {
+        let wanted = match p.kind {
+            SEGMENT => serials.contains(&p.lo) && !stored(p.lo),
+            _ => p.lo >= snap.rows_stored(),
+        };
+        if wanted && !p.orphan {
             pending.push(p.clone());
         } else {
             delete_chunks(&mut batch, ns, p.id, p.chunks);
         }
     }
+    // What to write, in order: the segments without a part, then the rows not stored.
+    let mut todo: Vec<(u8, u64, u64)> =
+        serials.iter().filter(|&&s| !stored(s)).map(|&s| (SEGMENT, s, 0)).collect();
+    let mut rows: Vec<(u64, u64)> =
+        pending.iter().filter(|p| p.kind == ROWS).map(|p| (p.lo, p.hi)).collect();
+    rows.sort_unstable();
+    let covered = rows.last().map_or(snap.rows_stored(), |r| r.1);
+    if vectors.next_seq() > covered && vectors.holds_rows(covered, vectors.next_seq()) {
+        rows.push((covered, vectors.next_seq()));
+    }
+    todo.extend(rows.into_iter().map(|(lo, hi)| (ROWS, lo, hi)));
+    let len = |kind: u8, lo: u64, hi: u64| match kind {
+        SEGMENT => vectors.segment_len(lo),
+        _ => Some(vectors.rows_part_len(lo, hi)),
+    };
     let chunk = chunk_size.max(1);
     let (mut next_part, mut left, mut bytes) = (snap.next_part.max(1), allowance, 0);
-    for &serial in serials.iter().filter(|&&s| !stored(s)) {
+    for (kind, lo, hi) in todo {
         if left == 0 {
             break;
         }
-        let i = match pending.iter().position(|p| p.serial == serial) {
+        let i = match pending.iter().position(|p| p.kind == kind && p.lo == lo) {
             Some(i) => i,
             None => {
-                let Some(total) = vectors.segment_len(serial) else { continue };
+                let Some(total) = len(kind, lo, hi) else { continue };
                 let (chunks, total, hasher, orphan) = (0, total as u64, Hasher::new(), false);
-                pending.push(Pending { id: next_part, serial, chunks, total, hasher, orphan });
+                let id = next_part;
+                pending.push(Pending { id, kind, lo, hi, chunks, total, hasher, orphan });
                 next_part += 1;
                 pending.len() - 1
             }
@@ -642,7 +750,11 @@ pub(crate) fn ahead(
             continue;
         }
         let at = p.written() as usize;
-        let Some(slice) = vectors.segment_slice(serial, at, take) else { continue };
+        let slice = match kind {
+            SEGMENT => vectors.segment_slice(lo, at, take),
+            _ => Some(vectors.rows_part_slice(lo, hi, at, take)),
+        };
+        let Some(slice) = slice else { continue };
         for piece in slice.chunks(chunk) {
             batch.put(chunk_key(ns, p.id, p.chunks), piece.to_vec());
             p.chunks += 1;
