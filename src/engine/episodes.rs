@@ -55,8 +55,9 @@ impl Hot {
 }
 
 enum Body {
-    /// `arena[start..end]` holds its sealed record.
-    Arena(u32, u32),
+    /// `arena[start..end]` holds its sealed record; with `true`, its access statistics are
+    /// older than the hot fields' ([`Episodes::set_access`]), which are taken instead.
+    Arena(u32, u32, bool),
     Owned(Box<Episode>),
 }
 
@@ -77,7 +78,7 @@ impl Episodes {
         for (i, h) in hot.iter().enumerate() {
             slot.insert(h.id, i as u32);
         }
-        let body = spans.into_iter().map(|(s, e)| Body::Arena(s, e)).collect();
+        let body = spans.into_iter().map(|(s, e)| Body::Arena(s, e, false)).collect();
         Self { hot, body, slot, arena }
     }
 
@@ -98,10 +99,27 @@ impl Episodes {
         let Some(&i) = self.slot.get(id) else { return Ok(None) };
         Ok(Some(match &self.body[i as usize] {
             Body::Owned(e) => Cow::Borrowed(&**e),
-            Body::Arena(s, e) => {
-                Cow::Owned(Episode::decode(&self.arena[*s as usize..*e as usize])?)
+            &Body::Arena(s, e, restat) => {
+                let mut ep = Episode::decode(&self.arena[s as usize..e as usize])?;
+                if restat {
+                    let hot = &self.hot[i as usize];
+                    (ep.last_accessed_at, ep.access_count) =
+                        (hot.last_accessed_at, hot.access_count);
+                }
+                Cow::Owned(ep)
             }
         }))
+    }
+
+    /// Sets the access statistics of an episode held as an arena record (`false`: none is),
+    /// which keeps its older ones: the snapshot's access entries on open.
+    pub fn set_access(&mut self, id: u64, last_accessed_at: i64, access_count: u32) -> bool {
+        let Some(&i) = self.slot.get(id) else { return false };
+        let Body::Arena(_, _, restat) = &mut self.body[i as usize] else { return false };
+        *restat = true;
+        let hot = &mut self.hot[i as usize];
+        (hot.last_accessed_at, hot.access_count) = (last_accessed_at, access_count);
+        true
     }
 
     /// The episode's sealed record.
@@ -109,7 +127,8 @@ impl Episodes {
         let &i = self.slot.get(id)?;
         Some(match &self.body[i as usize] {
             Body::Owned(e) => Cow::Owned(e.encode()),
-            Body::Arena(s, e) => Cow::Borrowed(&self.arena[*s as usize..*e as usize]),
+            &Body::Arena(s, e, false) => Cow::Borrowed(&self.arena[s as usize..e as usize]),
+            Body::Arena(_, _, true) => Cow::Owned(self.get(id).ok()??.encode()),
         })
     }
 
@@ -196,5 +215,14 @@ mod tests {
         assert_eq!(store.len(), 2);
         assert_eq!(store.get(3).unwrap().unwrap().as_ref(), &eps[2], "moved slot still found");
         assert!(store.get(1).unwrap().is_none());
+
+        // Access statistics newer than an arena record's: read and written with them.
+        assert!(store.set_access(3, 9_000, 4));
+        let mut e3 = eps[2].clone();
+        (e3.last_accessed_at, e3.access_count) = (9_000, 4);
+        assert_eq!(store.get(3).unwrap().unwrap().as_ref(), &e3);
+        assert_eq!(store.record(3).unwrap().as_ref(), e3.encode().as_slice());
+        assert_eq!(store.hot(3).map(|h| (h.last_accessed_at, h.access_count)), Some((9_000, 4)));
+        assert!(!store.set_access(2, 9_000, 4), "held decoded: its statistics are its own");
     }
 }

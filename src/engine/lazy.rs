@@ -19,8 +19,8 @@
 //!    holds one page of chunks at a time and the engine no part whole;
 //! 4. [`Engine::load_needs`] says which episode and vector records loading reads: those at or
 //!    above the snapshot's watermark, and those of episodes changed since (dirty markers). It
-//!    reads the snapshot's head and markers itself, so it too fails with `NEED_RECORDS` for
-//!    them first;
+//!    reads the snapshot's head, markers and access entries itself, so it too fails with
+//!    `NEED_RECORDS` for them first;
 //! 5. the engine loads the namespace ([`Engine::load`]). When the snapshot turned out to be
 //!    unusable, it is rebuilt from every record, which the load asks for (`NEED_RECORDS`).
 
@@ -54,10 +54,15 @@ impl<S: KvStore> Engine<S> {
     pub fn load_needs(&self, ns: &str) -> Result<Vec<Need>> {
         let ns = Namespace::new(ns)?;
         let tables = [Table::Episode, Table::Vector];
-        // Both reads before either error, so a lazy store names both needs in one round.
-        let (watermark, dirty) =
-            (snapshot::watermark(&self.store, &ns), snapshot::dirty_ids(&self.store, &ns));
-        let (watermark, dirty) = (watermark?, dirty?);
+        // Every read before any error, so a lazy store names all needs in one round. The
+        // access entries are not needed here, but loading reads them: asked for now, they are
+        // at hand when it runs.
+        let (watermark, dirty, accessed) = (
+            snapshot::watermark(&self.store, &ns),
+            snapshot::dirty_ids(&self.store, &ns),
+            snapshot::access_entries(&self.store, &ns),
+        );
+        let (watermark, dirty, _) = (watermark?, dirty?, accessed?);
         let Some(watermark) = watermark else {
             return Ok(tables
                 .iter()

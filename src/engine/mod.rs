@@ -166,6 +166,7 @@ fn write_snapshot(
     space.vectors.rows_stored_below(space.snap.rows_stored());
     if written.full {
         space.snap.dirty.clear();
+        space.snap.accessed.clear();
     }
     Ok(written.bytes)
 }

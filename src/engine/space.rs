@@ -134,6 +134,7 @@ impl Space {
             space.model = model;
         }
         let dirty = snapshot::dirty_ids(store, ns)?;
+        let accessed = snapshot::access_entries(store, ns)?;
         let snap = match fed {
             Some(feed) => Some(feed.finish()),
             None => {
@@ -147,6 +148,12 @@ impl Space {
             Some(Err(reason)) => space.opened = Opened::Rebuilt { reason: Some(reason) },
             Some(Ok(snap)) => {
                 space.restore(snap);
+                // The access entries first: a dirty episode is then read again whole.
+                for &(id, at, count) in &accessed {
+                    if id < space.snap.watermark {
+                        space.episodes.set_access(id, at, count);
+                    }
+                }
                 let refreshed = space.refresh(store, ns, &dirty)?;
                 space.opened =
                     Opened::Snapshot { watermark: space.snap.watermark, replayed: 0, refreshed };
@@ -154,6 +161,7 @@ impl Space {
         }
         // The markers stay until the next snapshot absorbs them (or are orphans to clean up).
         space.snap.dirty = dirty.into_iter().collect();
+        space.snap.accessed = accessed.into_iter().map(|a| a.0).collect();
         let replayed = space.replay(store, ns, space.snap.watermark)?;
         if let Opened::Snapshot { replayed: r, .. } = &mut space.opened {
             *r = replayed;

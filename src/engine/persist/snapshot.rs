@@ -16,6 +16,9 @@
 //! p/<id:u64 BE><i:u32 BE>   chunk i of part `id`, raw bytes (at most Config::snapshot_chunk)
 //! d/<id:u64 BE>             empty: episode `id` (below the watermark) changed after its part
 //!                           was written
+//! a/<id:u64 BE>             last_accessed_at:i64 access_count:u32: episode `id` (below the
+//!                           watermark) was recalled since its part was written, and its
+//!                           record has these access statistics now
 //!
 //! kind 1, episodes [lo, hi): bm25:bytes n:u32 block×⌈n/256⌉ records:bytes
 //! kind 2, vector segment:   the sealed HNSW segment whose serial is `lo`: its ids, the seqs
@@ -56,17 +59,21 @@
 //!
 //! The parts cover the ids below `watermark`. Opening reads them all (BM25 documents are
 //! merged), adds the unsealed vectors from their records, then re-reads from their records the
-//! episodes marked dirty (status changes, folded access statistics) and every episode at or
-//! above the watermark. A snapshot is a cache, never the source of truth: one whose layout,
+//! episodes marked dirty (status changes, corrections) and every episode at or above the
+//! watermark, and takes the access statistics of the access entries (`a/`) over the parts'.
+//! Recalls change only those statistics, and many episodes at a time: an access entry is 12
+//! bytes that opening applies without reading the record, where a dirty marker costs a record
+//! read on open and counts toward a full rewrite. A snapshot is a cache, never the source of truth: one whose layout,
 //! hashes or contents do not check out is ignored, the namespace is rebuilt from its records,
 //! and [`Opened::Rebuilt`] says why.
 //!
 //! Writing one is one atomic batch. Usually it is **incremental**: one new episodes part for
 //! the ids since the last watermark, the segments not stored yet, a rows part for the rows
 //! sealed since the last, the deletion of segments merged away and of rows parts no segment
-//! needs, and the head. Dirty markers stay until a **full** rewrite, which replaces every
-//! episodes part by one and absorbs the markers; it is chosen when there is no snapshot yet,
-//! when the markers outnumber an eighth of the watermark (and 256), or when there are more than
+//! needs, and the head. Dirty markers and access entries stay until a **full** rewrite, which
+//! replaces every episodes part by one and absorbs them; it is chosen when there is no
+//! snapshot yet, when the markers outnumber an eighth of the watermark (and 256), when the
+//! access entries outnumber half of it (and 256), or when there are more than
 //! [`MAX_EPISODE_PARTS`] episodes parts.
 //!
 //! Under a work budget (`Engine::maintain`), the new segments' parts and the new rows part are
@@ -194,6 +201,9 @@ pub(crate) struct SnapState {
     /// Episodes below the watermark changed since their part was written (each has a marker
     /// in the store).
     pub dirty: FastSet,
+    /// Episodes below the watermark whose access statistics changed since their part was
+    /// written (each has an access entry in the store).
+    pub accessed: FastSet,
     /// The vector keys the head lists as unsealed: the parts lack their rows (module docs).
     pub unsealed: Vec<u64>,
 }
@@ -211,9 +221,23 @@ impl SnapState {
         }
     }
 
+    /// After the write that carried its access entry: episode `id`'s statistics differ from
+    /// its part's.
+    pub fn mark_accessed(&mut self, id: u64) {
+        if id < self.watermark {
+            self.accessed.insert(id);
+        }
+    }
+
     /// Dirty markers past which the next snapshot is a full rewrite.
     fn dirty_limit(&self) -> usize {
         (self.watermark / 8).max(256) as usize
+    }
+
+    /// A full rewrite is due: too many dirty markers or access entries to read on open.
+    fn full_due(&self) -> bool {
+        self.dirty.len() > self.dirty_limit()
+            || self.accessed.len() > (self.watermark / 2).max(256) as usize
     }
 
     /// True when a sealed segment of `serials` is not stored yet: a graph built since the
@@ -257,7 +281,7 @@ impl SnapState {
     /// Changes the next snapshot would store: episodes past the watermark, and the dirty
     /// markers once a full rewrite is due to absorb them.
     pub fn pending(&self, next_id: u64) -> u64 {
-        let markers = if self.dirty.len() > self.dirty_limit() { self.dirty.len() } else { 0 };
+        let markers = if self.full_due() { self.dirty.len() + self.accessed.len() } else { 0 };
         next_id.saturating_sub(self.watermark.max(1)) + markers as u64
     }
 }
@@ -300,6 +324,41 @@ pub(crate) fn dirty_key(ns: &Namespace, id: u64) -> Vec<u8> {
     let mut k = ns.key(Table::Snapshot, b"d/");
     k.extend_from_slice(&id.to_be_bytes());
     k
+}
+
+/// The key of the access entry of episode `id`.
+fn access_key(ns: &Namespace, id: u64) -> Vec<u8> {
+    let mut k = ns.key(Table::Snapshot, b"a/");
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// Adds to `batch` episode `id`'s access entry (module docs).
+pub(crate) fn put_access(batch: &mut Batch, ns: &Namespace, id: u64, at: i64, count: u32) {
+    let mut v = Vec::with_capacity(12);
+    v.extend_from_slice(&at.to_le_bytes());
+    v.extend_from_slice(&count.to_le_bytes());
+    batch.put(access_key(ns, id), v);
+}
+
+/// Every access entry of `ns`: (episode id, last accessed at, access count).
+pub(crate) fn access_entries(store: &impl KvStore, ns: &Namespace) -> Result<Vec<(u64, i64, u32)>> {
+    let prefix = ns.key(Table::Snapshot, b"a/");
+    let mut out = Vec::new();
+    scan_all(store, &prefix, None, |k, v| {
+        let id: Option<[u8; 8]> = k[prefix.len()..].try_into().ok();
+        let at: Option<[u8; 8]> = v.get(..8).and_then(|b| b.try_into().ok());
+        let count: Option<[u8; 4]> = v.get(8..).and_then(|b| b.try_into().ok());
+        let (Some(id), Some(at), Some(count)) = (id, at, count) else {
+            return Err(crate::error::Error::Corrupt {
+                what: "snapshot access entry".into(),
+                detail: format!("key of {} bytes, value of {}", k.len(), v.len()),
+            });
+        };
+        out.push((u64::from_be_bytes(id), i64::from_le_bytes(at), u32::from_le_bytes(count)));
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 pub(super) fn part_prefix(ns: &Namespace, part: u64) -> Vec<u8> {
@@ -446,7 +505,7 @@ pub(crate) struct Written {
     pub watermark: u64,
     pub parts: Vec<Part>,
     pub next_part: u64,
-    /// A full rewrite: every dirty marker was deleted.
+    /// A full rewrite: every dirty marker and access entry was deleted.
     pub full: bool,
     /// The vector keys the head lists as unsealed.
     pub unsealed: Vec<u64>,
@@ -486,9 +545,7 @@ pub(crate) fn batch(
     stale: Vec<Vec<u8>>,
 ) -> Result<Written> {
     let episode_parts = snap.parts.iter().filter(|p| p.kind == EPISODES).count();
-    let full = snap.parts.is_empty()
-        || snap.dirty.len() > snap.dirty_limit()
-        || episode_parts >= MAX_EPISODE_PARTS;
+    let full = snap.parts.is_empty() || snap.full_due() || episode_parts >= MAX_EPISODE_PARTS;
     let mut batch = Batch::new();
     for k in stale {
         batch.delete(k);
@@ -519,6 +576,9 @@ pub(crate) fn batch(
     if full {
         for &id in &snap.dirty {
             batch.delete(dirty_key(ns, id));
+        }
+        for &id in &snap.accessed {
+            batch.delete(access_key(ns, id));
         }
     }
     if parts.next_id > lo || full {

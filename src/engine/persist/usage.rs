@@ -27,7 +27,7 @@
 //! scheme, or that never had a retrieval) has all its retrievals folded: the mark is written
 //! with its first retrieval.
 
-use super::snapshot::{dirty_key, SnapState};
+use super::snapshot::{put_access, SnapState};
 use crate::engine::episodes::Episodes;
 use crate::error::Result;
 use crate::index::FastSet;
@@ -152,7 +152,7 @@ pub(crate) fn stage(
         let others = usage.pending.iter().copied().filter(|e| !mine.contains(e));
         put_records(episodes, snap, ns, others, true, batch);
         for e in &touched {
-            put_record(snap, ns, e.id, e.encode(), true, batch);
+            put_record(snap, ns, e, true, batch);
         }
         batch.put(key(ns), encode(usage.last.max(id).saturating_add(1)));
     }
@@ -183,17 +183,12 @@ fn raise(e: &mut Episode, at: i64) {
     e.access_count = e.access_count.saturating_add(1);
 }
 
-fn put_record(
-    snap: &SnapState,
-    ns: &Namespace,
-    id: u64,
-    record: Vec<u8>,
-    markers: bool,
-    batch: &mut Batch,
-) {
-    batch.put(ns.key(Table::Episode, &id.to_be_bytes()), record);
-    if markers && snap.marks_dirty(id) {
-        batch.put(dirty_key(ns, id), Vec::new());
+/// Adds `e`'s record to `batch`, with its snapshot access entry when `markers` and the
+/// snapshot holds an older one (its statistics are all that changed).
+fn put_record(snap: &SnapState, ns: &Namespace, e: &Episode, markers: bool, batch: &mut Batch) {
+    batch.put(ns.key(Table::Episode, &e.id.to_be_bytes()), e.encode());
+    if markers && e.id < snap.watermark {
+        put_access(batch, ns, e.id, e.last_accessed_at, e.access_count);
     }
 }
 
@@ -208,16 +203,17 @@ fn put_records(
     let mut ids: Vec<u64> = ids.collect();
     ids.sort_unstable();
     for id in ids {
-        if let Some(record) = episodes.record(id) {
-            put_record(snap, ns, id, record.into_owned(), markers, batch);
+        // A pending episode is held decoded (`commit`, `apply`): this never decodes.
+        if let Ok(Some(e)) = episodes.get(id) {
+            put_record(snap, ns, &e, markers, batch);
         }
     }
 }
 
-/// Adds to `batch` every pending episode's record (with its snapshot dirty marker) and a fold
+/// Adds to `batch` every pending episode's record (with its snapshot access entry) and a fold
 /// mark past every retrieval logged. Any batch that writes an episode record from memory must
 /// fold first, or the retrievals it already counts would be counted again on the next open.
-/// `markers`: whether the records need snapshot dirty markers (not when the same batch writes
+/// `markers`: whether the records need snapshot access entries (not when the same batch writes
 /// a snapshot of them). Call [`folded`] once the batch is stored.
 pub(crate) fn fold(
     usage: &Usage,
@@ -240,7 +236,7 @@ pub(crate) fn folded(usage: &mut Usage, snap: &mut SnapState) {
         return;
     }
     for id in std::mem::take(&mut usage.pending) {
-        snap.mark_dirty(id);
+        snap.mark_accessed(id);
     }
     usage.unfolded = 0;
     usage.folded = Some(usage.last.saturating_add(1));
