@@ -128,7 +128,12 @@ impl Episodes {
         Some(match &self.body[i as usize] {
             Body::Owned(e) => Cow::Owned(e.encode()),
             &Body::Arena(s, e, false) => Cow::Borrowed(&self.arena[s as usize..e as usize]),
-            Body::Arena(_, _, true) => Cow::Owned(self.get(id).ok()??.encode()),
+            // Decoded to take the hot fields' statistics; the stored bytes if that fails (they
+            // were checked when the snapshot was read).
+            &Body::Arena(s, e, true) => match self.get(id) {
+                Ok(Some(ep)) => Cow::Owned(ep.encode()),
+                _ => Cow::Borrowed(&self.arena[s as usize..e as usize]),
+            },
         })
     }
 

@@ -632,6 +632,11 @@ impl<S: KvStore> Engine<S> {
                 Vec::new()
             });
         }
+        // New parts are numbered past the stale chunks the first snapshot deletes.
+        for ((name, space), stale) in self.spaces.iter_mut().zip(&stale) {
+            let past = snapshot::past_part_ids(&Namespace::new(name)?, stale);
+            space.snap.next_part = space.snap.next_part.max(past);
+        }
         let mut total = Maintenance { done: true, ..Maintenance::default() };
         for space in self.spaces.values_mut() {
             let r = space.vectors.maintain(force, budget.saturating_sub(total.work));

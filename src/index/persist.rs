@@ -337,6 +337,15 @@ impl VectorIndex {
         })
     }
 
+    /// How many rows the sealed segments hold whose seqs lie in `[lo, hi)`.
+    pub fn rows_held(&self, lo: u64, hi: u64) -> usize {
+        let overlap = |&(first, len): &(u64, u32)| {
+            let (a, b) = (first.max(lo), (first + u64::from(len)).min(hi));
+            b.saturating_sub(a) as usize
+        };
+        self.segments.iter().flat_map(|seg| seg.seqs.runs().iter().map(overlap)).sum()
+    }
+
     /// True when a sealed segment holds a row whose seq lies in `[lo, hi)`: a rows part of
     /// those seqs is still needed.
     pub fn holds_rows(&self, lo: u64, hi: u64) -> bool {

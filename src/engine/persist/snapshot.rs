@@ -53,9 +53,10 @@
 //! first time a snapshot finds rows sealed past the last rows part. A merge renumbers no row,
 //! so it costs a segment part of ids, seqs and links (about 45 bytes a row) and no rows (388
 //! bytes a row of 384 dimensions). A rows part is deleted once no segment holds any of its
-//! rows; until then the rows of removed vectors stay in it (an erasure deletes the whole
-//! snapshot). `hash` is [`hash`] over the part's bytes; `layout` names this format and the
-//! encodings it relies on.
+//! rows, and written again with the rows still held once fewer than half of its rows are (the
+//! others were removed and a merge dropped them), so stored rows follow the live ones; an
+//! erasure deletes the whole snapshot. `hash` is [`hash`] over the part's bytes; `layout`
+//! names this format and the encodings it relies on.
 //!
 //! The parts cover the ids below `watermark`. Opening reads them all (BM25 documents are
 //! merged), adds the unsealed vectors from their records, then re-reads from their records the
@@ -513,6 +514,18 @@ pub(crate) struct Written {
     pub bytes: usize,
 }
 
+/// The first part id past every part id of the chunk `keys` ([`stale_keys`]): a namespace
+/// numbers its new parts from there, so that what it writes ahead of its first snapshot is
+/// never among the keys that snapshot deletes.
+pub(crate) fn past_part_ids(ns: &Namespace, keys: &[Vec<u8>]) -> u64 {
+    let prefix = ns.key(Table::Snapshot, b"p/");
+    keys.iter()
+        .filter_map(|k| k.strip_prefix(&prefix[..])?.get(..8)?.try_into().ok())
+        .map(|id: [u8; 8]| u64::from_be_bytes(id).saturating_add(1))
+        .max()
+        .unwrap_or(0)
+}
+
 /// Keys of snapshot chunks no head lists: when a namespace has no usable snapshot (none, a
 /// damaged one, or one of an older layout, whose chunks were under `c/`), its first snapshot
 /// deletes whatever chunks are left, so no part id is reused over old chunks — except those of
@@ -618,12 +631,21 @@ pub(crate) fn batch(
     }
     // Rows parts: kept while a segment holds one of their rows; the rows sealed since the
     // last one are written in a new one.
+    // A part whose rows are mostly gone (removed vectors that merges dropped) is written again
+    // with the rest, so stored rows follow the live ones.
     let mut rows_hi = snap.rows_stored();
+    let row_len = 4 + vectors.dim() as u64;
     for p in snap.parts.iter().filter(|p| p.kind == ROWS) {
-        if vectors.holds_rows(p.lo, p.hi) {
-            kept.push(p.clone());
-        } else {
+        let live = vectors.rows_held(p.lo, p.hi) as u64;
+        if live == 0 {
             delete_part(&mut batch, p);
+        } else if live * 2 < p.len.saturating_sub(4) / row_len {
+            delete_part(&mut batch, p);
+            let mut w = Writer::new();
+            vectors.encode_rows_part(p.lo, p.hi, &mut w);
+            kept.push(put_part(&mut batch, ROWS, p.lo, p.hi, w.finish()));
+        } else {
+            kept.push(p.clone());
         }
     }
     // Those written ahead go on from the listed ones, each from where the one before ends.
@@ -878,8 +900,56 @@ pub(crate) use super::feed::{read, Feed, Reading};
 
 #[cfg(test)]
 mod tests {
-    use super::{hash, put_runs, read_runs};
+    use super::{hash, put_runs, read_runs, ROWS};
+    use crate::engine::{Opened, Query};
+    use crate::record::{Episode, Status};
     use crate::store::codec::{Reader, Writer};
+    use crate::store::MemoryStore;
+    use crate::{Config, Engine};
+
+    #[test]
+    fn a_rows_part_whose_rows_are_mostly_removed_is_written_again_with_the_rest() {
+        let mut config = Config { dim: 8, snapshot_after: 1, ..Config::default() };
+        config.vectors.seal_at = 64;
+        let vector = |i: u64| -> Vec<f32> {
+            let x: Vec<f32> = (0..8).map(|j| ((i * 7 + j * 3) % 13) as f32 + 0.5).collect();
+            let n = x.iter().map(|a| a * a).sum::<f32>().sqrt();
+            x.iter().map(|a| a / n).collect()
+        };
+        let add = |e: &mut Engine<MemoryStore>, ids: std::ops::Range<u64>| {
+            for i in ids {
+                let ep = Episode::new(format!("event {i} about topic{}", i % 5), 1_000 + i as i64);
+                e.remember("ana", ep, Some(&vector(i))).unwrap();
+            }
+            while !e.maintain(true, None).unwrap().done {}
+        };
+        let mut e = Engine::new(MemoryStore::new(), config.clone());
+        add(&mut e, 0..1024);
+        for id in 1..=900 {
+            e.set_status("ana", id, Status::Rejected).unwrap();
+        }
+        // New rows merge with the old segment, which drops the removed rows (they are stored).
+        add(&mut e, 1024..2048);
+        let space = &e.spaces["ana"];
+        let rows: Vec<_> = space.snap.parts.iter().filter(|p| p.kind == ROWS).collect();
+        let stored: u64 = rows.iter().map(|p| p.len).sum();
+        let held = space.vectors.sealed_rows() as u64;
+        assert_eq!(held, 2048 - 900);
+        // 12 bytes a row (a scale and 8 int8s), and each part's few bytes of seqs.
+        assert!(stored <= held * 12 + 64 * rows.len() as u64, "{stored} bytes for {held} rows");
+
+        let mut q = Query::new("event topic3", 10);
+        (q.vector, q.touch) = (Some(vector(1500)), false);
+        let ids = |e: &mut Engine<MemoryStore>| -> Vec<(u64, u32)> {
+            let hits = e.recall("ana", &q, 10_000).unwrap().hits;
+            hits.iter().map(|h| (h.episode.id, h.explanation.final_score.to_bits())).collect()
+        };
+        let want = ids(&mut e);
+        let mut b = Engine::new(e.into_store(), config);
+        b.load("ana").unwrap();
+        assert!(matches!(b.opened("ana"), Some(Opened::Snapshot { .. })), "{:?}", b.opened("ana"));
+        assert_eq!(ids(&mut b), want);
+    }
 
     #[test]
     fn unsealed_keys_are_stored_as_runs_and_read_back_in_order() {
