@@ -51,7 +51,7 @@
 //! it. Its rows are not in it: each row sealed gets the next number of one sequence (its seq,
 //! `index::row_seqs`), and a rows part holds the rows of a range of seqs, written once, the
 //! first time a snapshot finds rows sealed past the last rows part. A merge renumbers no row,
-//! so it costs a segment part of ids, seqs and links (about 45 bytes a row) and no rows (388
+//! so it costs a segment part of ids, seqs and links (about 40 bytes a row) and no rows (388
 //! bytes a row of 384 dimensions). A rows part is deleted once no segment holds any of its
 //! rows, and written again with the rows still held once fewer than half of its rows are (the
 //! others were removed and a merge dropped them), so stored rows follow the live ones; an
