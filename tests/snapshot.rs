@@ -668,6 +668,106 @@ fn a_snapshot_under_a_budget_is_written_in_slices_that_a_crash_or_restart_never_
     assert!(written > stored.1, "the restart wrote {written} bytes, {} stored", stored.1);
 }
 
+/// Calls `maintain(force, budget)` until done, as a host whose process lives `life` calls
+/// would: before every `life`-th call (counted in `calls` across uses) the engine is dropped
+/// and the namespace opened again from the store. Returns the calls made.
+fn restarting<S: KvStore + Default>(
+    e: &mut Engine<S>,
+    reopen: impl Fn(S) -> Engine<S>,
+    force: bool,
+    budget: u64,
+    life: usize,
+    calls: &mut usize,
+) -> usize {
+    let mut made = 0;
+    loop {
+        (*calls, made) = (*calls + 1, made + 1);
+        assert!(made < 1_000, "maintenance never finished ({} restarts)", made / life);
+        if calls.is_multiple_of(life) {
+            *e = reopen(std::mem::take(e.store_mut()));
+            e.load("ana").unwrap();
+        }
+        if e.maintain(force, Some(budget)).unwrap().done {
+            return made;
+        }
+    }
+}
+
+#[test]
+fn a_long_merge_goes_on_from_its_stored_progress_when_the_host_restarts_every_few_calls() {
+    // Seals of 128 rows, merged up to 1,024: the last merges take many budgeted calls.
+    let cfg = || {
+        let mut c = Config { snapshot_after: 1, ..config() };
+        c.vectors.seal_at = 128;
+        c
+    };
+    let open = |s: MemoryStore| Engine::new(s, cfg()).with_embedder(Box::new(HashEmbedder));
+    let mut whole = open(MemoryStore::new());
+    for block in 0..8 {
+        add(&mut whole, block * 128, (block + 1) * 128);
+        whole.maintain(false, None).unwrap();
+    }
+    let want = answers(&mut whole);
+
+    // A host whose process lives six maintenance calls (an extension's service worker stopped
+    // when idle, an evicted Durable Object). A merge that started from its first row after
+    // each restart would never end: the last ones need more than six calls.
+    let (budget, life) = (10_000, 6);
+    let journaled = |s| Engine::new(s, cfg()).with_embedder(Box::new(HashEmbedder));
+    let mut e = journaled(Journaled::new(MemoryStore::new()));
+    let (mut calls, mut longest, mut last_block) = (0, 0, 0);
+    let mut batches = Vec::new();
+    for block in 0..8 {
+        add(&mut e, block * 128, (block + 1) * 128);
+        batches.extend(e.store_mut().take());
+        last_block = batches.len();
+        let reopen = |s| journaled(s);
+        longest = longest.max(restarting(&mut e, reopen, false, budget, life, &mut calls));
+    }
+    assert!(longest > 2 * life, "the longest block took {longest} calls");
+    assert_eq!(answers(&mut e), want, "the same graphs as without restarts");
+    batches.extend(e.store_mut().take());
+    let mut reopened = open(image(&batches, batches.len()));
+    reopened.load("ana").unwrap();
+    assert!(matches!(reopened.opened("ana"), Some(Opened::Snapshot { replayed: 0, .. })));
+    assert_eq!(answers(&mut reopened), want);
+
+    // A crash after any batch of the last block's maintenance (seals, the merges up to 1,024
+    // rows, their progress and snapshots): the image opens, and maintenance from it ends with
+    // the same answers.
+    for n in last_block..=batches.len() {
+        let mut c = open(image(&batches, n));
+        c.load("ana").unwrap();
+        let mut calls = 0;
+        while !c.maintain(false, Some(budget)).unwrap().done {
+            calls += 1;
+            assert!(calls < 500, "after batch {n}: maintenance never finished");
+        }
+        assert_eq!(answers(&mut c), want, "after batch {n}");
+    }
+}
+
+#[test]
+fn a_long_seal_goes_on_from_its_stored_progress_when_the_host_restarts_every_few_calls() {
+    // A bulk import: 1,024 episodes, then one seal of them all, which takes many calls.
+    let open = |s: MemoryStore| Engine::new(s, config()).with_embedder(Box::new(HashEmbedder));
+    let mut whole = open(MemoryStore::new());
+    add(&mut whole, 0, 1024);
+    whole.maintain(true, None).unwrap();
+    let want = answers(&mut whole);
+    let (budget, life) = (10_000, 6);
+    let mut e = open(MemoryStore::new());
+    add(&mut e, 0, 1024);
+    let mut calls = 0;
+    restarting(&mut e, open, true, budget, life, &mut calls);
+    assert!(calls > 2 * life, "{calls} calls, so {} restarts", calls / life);
+    assert_eq!(answers(&mut e), want, "the same graph as without restarts");
+    let mut reopened = open(e.into_store());
+    reopened.load("ana").unwrap();
+    assert!(matches!(reopened.opened("ana"), Some(Opened::Snapshot { replayed: 0, .. })));
+    assert_eq!(answers(&mut reopened), want);
+}
+
 #[test]
 fn each_sealed_row_is_written_once_and_a_merge_writes_only_ids_seqs_and_links() {
     let mut c = Config { dim: 384, snapshot_after: 1, snapshot_chunk: 1 << 16, ..config() };

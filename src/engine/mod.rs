@@ -174,8 +174,10 @@ fn write_snapshot(
 /// The keys of an unusable or older snapshot a first snapshot of `space` must delete (read
 /// before anything changes: `engine::lazy`).
 fn stale_keys(store: &impl KvStore, space: &Space, ns: &Namespace) -> Result<Vec<Vec<u8>>> {
-    if space.snap.parts.is_empty() {
-        snapshot::stale_keys(store, ns, &space.snap.pending)
+    if space.snap.is_first() {
+        let snap = &space.snap;
+        let keep = snap.pending.iter().map(|p| p.id).chain(snap.parts.iter().map(|p| p.id));
+        snapshot::stale_keys(store, ns, keep)
     } else {
         Ok(Vec::new())
     }
@@ -639,7 +641,32 @@ impl<S: KvStore> Engine<S> {
         }
         let mut total = Maintenance { done: true, ..Maintenance::default() };
         for space in self.spaces.values_mut() {
-            let r = space.vectors.maintain(force, budget.saturating_sub(total.work));
+            let budgeted = budget != u64::MAX;
+            if budgeted && space.snap.storing_progress() {
+                // The merge waits while its progress is written ahead (below).
+                total.segments += space.vectors.segment_count();
+                total.done = false;
+                continue;
+            }
+            // A merge that would take more than `PROGRESS_EVERY` budgets waits for a snapshot
+            // to list its segments, so that its progress can be stored.
+            let long = budget.saturating_mul(snapshot::PROGRESS_EVERY);
+            let snap = &space.snap;
+            let listed = |older, newer| snap.lists_segment(older) && snap.lists_segment(newer);
+            let may_merge = |older, newer, rows: usize| {
+                !budgeted
+                    || (rows as u64).saturating_mul(snapshot::WORK_PER_ROW) <= long
+                    || listed(older, newer)
+            };
+            let left = budget.saturating_sub(total.work);
+            let r = space.vectors.maintain_with(force, left, may_merge);
+            if budgeted && space.vectors.unsaved_work() >= long {
+                // A merge's rows are in its segments' parts, a seal's in the vector records.
+                space.snap.store_progress = match space.vectors.building() {
+                    Some((older, newer)) if newer != 0 => listed(older, newer),
+                    building => building.is_some(),
+                };
+            }
             total.sealed += r.sealed;
             total.merges += r.merges;
             total.segments += r.segments;
@@ -647,7 +674,8 @@ impl<S: KvStore> Engine<S> {
             total.done &= r.done;
         }
         for ((name, space), stale) in self.spaces.iter_mut().zip(stale) {
-            if !snapshot_due(space, &self.config) {
+            let progress = budget != u64::MAX && space.snap.storing_progress();
+            if !snapshot_due(space, &self.config) && !progress {
                 continue;
             }
             let ns = Namespace::new(name)?;
@@ -662,12 +690,20 @@ impl<S: KvStore> Engine<S> {
                 {
                     self.store.write(&a.batch)?;
                     space.snap.pending = a.pending;
+                    space.snap.parts = a.parts;
                     space.snap.next_part = a.next_part;
+                    if a.progress_stored {
+                        space.snap.store_progress = false;
+                        space.vectors.progress_stored();
+                    }
                     total.snapshot_bytes += a.bytes;
                     total.work += (a.bytes / SNAPSHOT_BYTES_PER_UNIT) as u64;
                 }
-                if !space.snap.segments_ready(&space.vectors) {
+                if !space.snap.segments_ready(&space.vectors) || space.snap.storing_progress() {
                     total.done = false;
+                    continue;
+                }
+                if !snapshot_due(space, &self.config) {
                     continue;
                 }
             }

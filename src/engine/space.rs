@@ -166,6 +166,8 @@ impl Space {
         if let Opened::Snapshot { replayed: r, .. } = &mut space.opened {
             *r = replayed;
         }
+        // A seal's stored progress takes its rows from the delta, whole only now.
+        space.vectors.resume_seal();
         usage::replay(store, ns, &mut space.usage, &mut space.episodes)?;
         Ok(space)
     }

@@ -6,6 +6,7 @@ pub(crate) mod id_map;
 mod links;
 pub mod persist;
 pub mod postings;
+pub(crate) mod progress;
 pub(crate) mod row_seqs;
 pub(crate) mod rows_fields;
 pub(crate) mod segment_fields;

@@ -189,8 +189,23 @@ fn id_steps(ids: &[u64]) -> impl Iterator<Item = ([u8; 10], usize)> + '_ {
 }
 
 /// The bytes of a segment's `ids` section.
-fn ids_len(ids: &[u64]) -> usize {
+pub(super) fn ids_len(ids: &[u64]) -> usize {
     id_steps(ids).map(|(_, n)| n).sum()
+}
+
+/// Puts `ids` as a section of `id_step`s (module docs): `len:u32` then the steps.
+pub(super) fn put_ids(w: &mut impl Sink, ids: &[u64]) {
+    section(w, ids_len(ids), |w| {
+        let mut buf = Vec::with_capacity(4096 + 10);
+        for (step, n) in id_steps(ids) {
+            buf.extend_from_slice(&step[..n]);
+            if buf.len() >= 4096 {
+                w.put(&buf);
+                buf.clear();
+            }
+        }
+        w.put(&buf);
+    });
 }
 
 /// Reads a segment's `ids` section, which must hold exactly `rows` ids.
@@ -214,17 +229,7 @@ fn encode_segment(seg: &Segment, w: &mut impl Sink) {
     let f = &seg.flat;
     let rows = f.ids.len();
     w.put(&(rows as u32).to_le_bytes());
-    section(w, ids_len(&f.ids), |w| {
-        let mut buf = Vec::with_capacity(4096 + 10);
-        for (step, n) in id_steps(&f.ids) {
-            buf.extend_from_slice(&step[..n]);
-            if buf.len() >= 4096 {
-                w.put(&buf);
-                buf.clear();
-            }
-        }
-        w.put(&buf);
-    });
+    put_ids(w, &f.ids);
     section(w, seg.seqs.encoded_len(), |w| {
         let mut s = Writer::new();
         seg.seqs.encode(&mut s);

@@ -10,8 +10,10 @@
 //! graph one at a time; each `maintain` call spends at most about its work budget (distances
 //! computed) and the job continues at the next call. Until a job finishes, everything it reads
 //! stays searchable where it was: a seal's rows are scanned exactly, a merge's sources keep
-//! their graphs. A job lives in memory; a restart drops it and the next call starts it again
-//! from the rows, which the snapshot and the records still hold.
+//! their graphs. A seal lives in memory; a restart drops it and the next call starts it again
+//! from the rows, which the records still hold. A long merge's progress can be stored
+//! (`index::progress`: the rows it takes and its graph so far) and resumed after a restart,
+//! so that a host whose process lives shorter than a large merge still finishes it.
 //!
 //! Vectors are held as int8 with one scale per vector ([`QVec`], 4× smaller than f32). The
 //! graph uses int8·int8 distances; the scores returned are the f32 query against the int8
@@ -159,7 +161,7 @@ pub(super) struct Flat {
 }
 
 impl Flat {
-    fn with_capacity(dim: usize, rows: usize) -> Self {
+    pub(super) fn with_capacity(dim: usize, rows: usize) -> Self {
         Self {
             dim,
             ids: Vec::with_capacity(rows),
@@ -167,7 +169,7 @@ impl Flat {
             data: Vec::with_capacity(rows * dim),
         }
     }
-    fn push(&mut self, id: u64, scale: f32, row: &[i8]) {
+    pub(super) fn push(&mut self, id: u64, scale: f32, row: &[i8]) {
         self.ids.push(id);
         self.scales.push(scale);
         self.data.extend_from_slice(row);
@@ -232,16 +234,19 @@ pub(super) enum Loc {
 }
 
 /// A seal or merge in progress: rows `0..graph.len()` of `flat` are in the graph so far.
-struct Build {
-    flat: Flat,
-    graph: Graph,
+pub(super) struct Build {
+    pub(super) flat: Flat,
+    pub(super) graph: Graph,
     /// A merge of the two newest segments (else a seal of the delta, whose rows are `Building`).
-    merge: bool,
+    pub(super) merge: bool,
     /// For a merge, where each row came from (a row still there when the job ends moves to the
     /// new segment; any other is a tombstone). Empty for a seal.
-    from: Vec<Loc>,
+    pub(super) from: Vec<Loc>,
     /// For a merge, the seqs of the rows taken, in order (a seal numbers its rows when done).
-    seqs: RowSeqs,
+    pub(super) seqs: RowSeqs,
+    /// Work spent since the job began or its progress was last stored (`index::progress`):
+    /// what a restart would lose.
+    pub(super) unsaved: u64,
 }
 
 /// HNSW segments + exact delta; ids are the engine's episode ids.
@@ -258,7 +263,10 @@ pub struct VectorIndex {
     /// Rows sealed at or past this seq are not stored yet ([`VectorIndex::rows_stored_below`]):
     /// a merge keeps them, tombstones too, so that the rows a snapshot is writing stay put.
     keep_from: u64,
-    build: Option<Build>,
+    pub(super) build: Option<Build>,
+    /// A seal's stored progress, until the delta it takes its rows from is whole
+    /// (`index::progress`).
+    pub(super) stashed: Option<super::progress::Stashed>,
     /// Reused between searches and builds: allocating a visited set the size of a graph per
     /// query costs.
     visited: RefCell<Visited>,
@@ -293,6 +301,7 @@ impl VectorIndex {
             next_seq: 0,
             keep_from: u64::MAX,
             build: None,
+            stashed: None,
             visited: RefCell::new(Visited::default()),
         }
     }
@@ -385,22 +394,43 @@ impl VectorIndex {
     /// `seal_at` vectors (any, with `force`), and goes on until the budget is spent or nothing
     /// is due.
     pub fn maintain(&mut self, force: bool, budget: u64) -> MaintainReport {
+        self.maintain_with(force, budget, |_, _, _| true)
+    }
+
+    /// [`maintain`](Self::maintain), starting a merge only when `may_merge(older, newer,
+    /// rows)` allows it — the serials of the two segments it would merge and the rows they
+    /// hold. A merge held back holds back every build (nothing is sealed while a merge is due),
+    /// and the report says the work is not done: the engine holds a long merge until a snapshot
+    /// stores its sources, so that its progress can be stored too (`index::progress`).
+    pub fn maintain_with(
+        &mut self,
+        force: bool,
+        budget: u64,
+        may_merge: impl Fn(u64, u64, usize) -> bool,
+    ) -> MaintainReport {
         let budget = budget.max(1);
         let mut report = MaintainReport::default();
         while report.work < budget {
             if self.build.is_none() {
+                if let Some((older, newer, rows)) = self.merge_due() {
+                    if !may_merge(older, newer, rows) {
+                        break;
+                    }
+                }
                 self.build = self.next_build(force);
             }
             let Some(build) = self.build.as_mut() else { break };
-            let Build { flat, graph, .. } = build;
+            let Build { flat, graph, unsaved, .. } = build;
             while graph.len() < flat.ids.len() && report.work < budget {
                 let level = level_of(self.config.seed, graph.len() as u32);
-                report.work += graph.insert(
+                let work = graph.insert(
                     level,
                     self.config.ef_construction,
                     &|a, b| flat.distance(a, b),
                     self.visited.get_mut(),
                 );
+                report.work += work;
+                *unsaved += work;
             }
             if graph.len() == flat.ids.len() {
                 let build = self.build.take().expect("a build in progress");
@@ -415,6 +445,17 @@ impl VectorIndex {
         report.segments = self.segments.len();
         report.done = !self.has_work(force);
         report
+    }
+
+    /// The merge due next, if one is: the serials of the two newest segments and the rows
+    /// they hold.
+    fn merge_due(&self) -> Option<(u64, u64, usize)> {
+        let n = self.segments.len();
+        if !self.mergeable() {
+            return None;
+        }
+        let (older, newer) = (&self.segments[n - 2], &self.segments[n - 1]);
+        Some((older.serial, newer.serial, older.flat.ids.len() + newer.flat.ids.len()))
     }
 
     /// The build due next, with its rows: a merge of the two newest segments, else a seal.
@@ -436,7 +477,8 @@ impl VectorIndex {
                     }
                 }
             }
-            return Some(Build { flat, graph: Graph::new(), merge: true, from, seqs });
+            let (graph, unsaved) = (Graph::new(), 0);
+            return Some(Build { flat, graph, merge: true, from, seqs, unsaved });
         }
         if self.delta.is_empty() || (!force && self.delta.len() < self.config.seal_at) {
             return None;
@@ -447,8 +489,8 @@ impl VectorIndex {
             self.loc.insert(id, Loc::Building(r as u32));
             flat.push(id, q.scale, &q.data);
         }
-        let (from, seqs) = (Vec::new(), RowSeqs::default());
-        Some(Build { flat, graph: Graph::new(), merge: false, from, seqs })
+        let (from, seqs, graph) = (Vec::new(), RowSeqs::default(), Graph::new());
+        Some(Build { flat, graph, merge: false, from, seqs, unsaved: 0 })
     }
 
     /// Turns a finished build into a segment: a seal is appended; a merge replaces its two

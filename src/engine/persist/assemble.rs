@@ -12,6 +12,7 @@ use super::snapshot::HOTS_PER_BLOCK;
 use crate::engine::episodes::{Episodes, Hot};
 use crate::error::{Error, Result};
 use crate::index::bm25::Bm25;
+use crate::index::progress::ProgressFields;
 use crate::index::rows_fields::{Fill, RowsFields};
 use crate::index::segment_fields::SegmentFields;
 use crate::index::vectors::{QVec, VectorConfig, VectorIndex};
@@ -193,6 +194,9 @@ pub(crate) enum PartFields {
     Episodes(Box<EpisodesFields>),
     Segment(Box<SegmentFields>),
     Rows(Box<RowsFields>),
+    /// A graph build's progress: its entry's `lo` and `hi` (`VectorIndex::building`), and
+    /// what was decoded.
+    Progress(u64, u64, Box<ProgressFields>),
 }
 
 /// A namespace's snapshot assembled part by part, in the order they are read.
@@ -209,6 +213,8 @@ pub(crate) struct Assembler {
     arena: Vec<u8>,
     /// Episodes parts cover the ids below this.
     covered: u64,
+    /// A graph build's progress (`index::progress`), taken up once the rows are filled.
+    progress: Option<(u64, u64, Box<ProgressFields>)>,
 }
 
 impl Assembler {
@@ -223,6 +229,7 @@ impl Assembler {
             spans: Vec::new(),
             arena: Vec::new(),
             covered: 0,
+            progress: None,
         }
     }
 
@@ -260,6 +267,16 @@ impl Assembler {
             PartFields::Segment(f) => return self.vectors.add_segment(*f),
             PartFields::Rows(f) => {
                 (self.vectors, self.fill) = f.finish()?;
+                return Ok(());
+            }
+            PartFields::Progress(..) if self.progress.is_some() => {
+                return Err(Error::Corrupt {
+                    what: "snapshot".into(),
+                    detail: "two builds' progress".into(),
+                })
+            }
+            PartFields::Progress(older, newer, f) => {
+                self.progress = Some((older, newer, f));
                 return Ok(());
             }
             PartFields::Episodes(f) => *f,
@@ -314,6 +331,9 @@ impl Assembler {
             });
         }
         self.vectors.number_rows_from(self.fill.covered());
+        if let Some((lo, hi, f)) = self.progress {
+            self.vectors.resume(lo, hi, *f)?;
+        }
         for (key, row) in unsealed {
             self.vectors.insert_row(key, row);
         }

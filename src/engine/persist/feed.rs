@@ -10,7 +10,7 @@ use super::assemble::{Assembler, PartFields};
 use super::snapshot::hash;
 use super::snapshot::{
     part_prefix, read_order, read_pending, read_runs, Hasher, Part, Pending, Snapshot,
-    CHUNKS_PER_PAGE, EPISODES, HEAD_KIND, LAYOUT, ROWS, SEGMENT,
+    CHUNKS_PER_PAGE, EPISODES, HEAD_KIND, LAYOUT, PROGRESS, ROWS, SEGMENT,
 };
 use crate::embed::passages::TextVectors;
 #[cfg(test)]
@@ -19,6 +19,7 @@ use crate::engine::index_keys::{episode_of, passage_of};
 use crate::error::Result;
 #[cfg(test)]
 use crate::index::bm25::Bm25;
+use crate::index::progress::ProgressFields;
 use crate::index::rows_fields::RowsFields;
 use crate::index::segment_fields::SegmentFields;
 #[cfg(test)]
@@ -419,6 +420,7 @@ enum Decoder {
     Episodes(Box<Cutter<EpisodesFields>>),
     Segment(Box<Cutter<SegmentFields>>),
     Rows(Box<Cutter<RowsFields>>),
+    Progress(Box<Cutter<ProgressFields>>),
 }
 
 impl Receiving {
@@ -436,6 +438,9 @@ impl Receiving {
             )),
             ROWS => Decoder::Rows(Box::new(
                 Cutter::new(assembler.rows(part.lo, part.hi), len).map_err(fail)?,
+            )),
+            PROGRESS => Decoder::Progress(Box::new(
+                Cutter::new(ProgressFields::default(), len).map_err(fail)?,
             )),
             kind => return Err(format!("part {} of unknown kind {kind}", part.id)),
         };
@@ -460,6 +465,7 @@ impl Receiving {
             Decoder::Episodes(c) => c.push(chunk),
             Decoder::Segment(c) => c.push(chunk),
             Decoder::Rows(c) => c.push(chunk),
+            Decoder::Progress(c) => c.push(chunk),
         };
         pushed.map_err(|e| format!("part {}: {e}", self.part.id))
     }
@@ -484,6 +490,9 @@ impl Receiving {
                 c.finish().map(|f| PartFields::Segment(Box::new(f))).map_err(fail)
             }
             Decoder::Rows(c) => c.finish().map(|f| PartFields::Rows(Box::new(f))).map_err(fail),
+            Decoder::Progress(c) => {
+                c.finish().map(|f| PartFields::Progress(p.lo, p.hi, Box::new(f))).map_err(fail)
+            }
         }
     }
 }

@@ -25,6 +25,9 @@
 //!                           of its rows and its graph (`segment_part`, `index::persist`)
 //! kind 3, rows [lo, hi):    the int8 rows sealed with seqs in [lo, hi) that a segment held
 //!                           when the part was written (`rows_part`, `index::persist`)
+//! kind 4, merge progress:   the merge of segments `lo` (older) and `hi` in progress: the
+//!                           seqs of the rows it takes and its graph so far
+//!                           (`progress`, `index::progress`)
 //! block := len:u32 hot×min(256, hots left)   (len: the block's bytes)
 //! hot   := id_gap:var created:zvar accessed:zvar access_count:var importance:f32 tier:u8
 //!          status:u8 expires_at:zvar cold:u8 record_len:var
@@ -87,6 +90,15 @@
 //! removed ones too (`VectorIndex::rows_stored_below`). A segment lives in memory only until its part is listed, so the
 //! pending parts a namespace is opened with are orphans: the next snapshot write deletes their
 //! chunks, as it does for a part whose segment was merged away before it was listed.
+//!
+//! **A long merge's progress** is stored too, so that a host whose process lives shorter than
+//! the merge still finishes it (`index::progress`). A merge that would take more than
+//! [`PROGRESS_EVERY`] budgets' work waits until a snapshot lists both its segments; then,
+//! each time it has spent that much work since its progress was last stored, it waits again
+//! while its progress is written ahead, a slice a call (the graph does not change meanwhile),
+//! and the call that writes the last slice lists the part in the head in place of the one
+//! before. Opening a snapshot that lists one takes the merge up from there. The next head
+//! written once the merge is over drops the part.
 
 use crate::embed::passages::MAX_PASSAGES;
 use crate::engine::episodes::{Episodes, Hot};
@@ -107,6 +119,15 @@ pub(super) const EPISODES: u8 = 1;
 pub(super) const HOTS_PER_BLOCK: usize = 256;
 pub(super) const SEGMENT: u8 = 2;
 pub(super) const ROWS: u8 = 3;
+pub(super) const PROGRESS: u8 = 4;
+/// A merge's progress is stored each time it has spent this many budgets' work (a budget is
+/// what one `maintain` call may spend) since it began or was last stored: a restart loses at
+/// most about this many calls' work, and the progress's bytes (about 40 a row so far) are
+/// written once per this much work.
+pub(crate) const PROGRESS_EVERY: u64 = 4;
+/// About the work (distances computed) one row's insertion into a graph costs (384-d rows,
+/// `ef_construction` 40; measured 150–250): how a merge's work is foreseen from its rows.
+pub(crate) const WORK_PER_ROW: u64 = 200;
 /// Episodes parts a snapshot may have before the next one is a full rewrite.
 pub(crate) const MAX_EPISODE_PARTS: usize = 256;
 /// This format, the lexical analysis its BM25 postings were made with (`terms/2`: words,
@@ -117,12 +138,14 @@ pub(crate) const MAX_EPISODE_PARTS: usize = 256;
 pub(crate) const LAYOUT: &str = "mnemo-snapshot/7 parts/1 terms/2 windows/1 hnsw/2";
 
 /// Where a part of `kind` comes when a snapshot is read: the segments, then the rows parts,
-/// which fill the segments' rows, then the episodes parts.
+/// which fill the segments' rows, then a merge's progress, which takes rows from them, then
+/// the episodes parts.
 pub(super) fn read_order(kind: u8) -> u8 {
     match kind {
         SEGMENT => 0,
         ROWS => 1,
-        _ => 2,
+        PROGRESS => 2,
+        _ => 3,
     }
 }
 
@@ -131,9 +154,11 @@ pub(super) fn read_order(kind: u8) -> u8 {
 pub(crate) struct Part {
     pub id: u64,
     pub kind: u8,
-    /// Episodes: the first id; segment: its serial; rows: the first seq.
+    /// Episodes: the first id; segment: its serial; rows: the first seq; merge progress: the
+    /// older segment's serial.
     pub lo: u64,
-    /// Episodes: the first id past the part; segment: 0; rows: the first seq past the part.
+    /// Episodes: the first id past the part; segment: 0; rows: the first seq past the part;
+    /// merge progress: the newer segment's serial.
     pub hi: u64,
     pub chunks: u32,
     pub len: u64,
@@ -148,11 +173,11 @@ pub(crate) struct Part {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Pending {
     pub id: u64,
-    /// [`SEGMENT`] or [`ROWS`].
+    /// [`SEGMENT`], [`ROWS`] or [`PROGRESS`].
     pub kind: u8,
-    /// A segment's serial; the first seq of rows.
+    /// As [`Part::lo`].
     pub lo: u64,
-    /// 0; the first seq past the rows.
+    /// As [`Part::hi`].
     pub hi: u64,
     /// Chunks written so far (`p/<id><0..chunks>`).
     pub chunks: u32,
@@ -207,6 +232,8 @@ pub(crate) struct SnapState {
     pub accessed: FastSet,
     /// The vector keys the head lists as unsealed: the parts lack their rows (module docs).
     pub unsealed: Vec<u64>,
+    /// The merge in progress is to wait while its progress is written ahead (module docs).
+    pub store_progress: bool,
 }
 
 impl SnapState {
@@ -245,6 +272,23 @@ impl SnapState {
     /// last snapshot, which a restart would have to build again.
     pub fn lacks_segment(&self, serials: &[u64]) -> bool {
         serials.iter().any(|&s| self.segment_part(s).is_none())
+    }
+
+    /// True while the merge in progress waits for its progress to be written: asked for, or
+    /// being written ahead.
+    pub fn storing_progress(&self) -> bool {
+        self.store_progress || self.pending.iter().any(|p| p.kind == PROGRESS && !p.orphan)
+    }
+
+    /// True when the stored snapshot has no episodes part: none was written yet (the head may
+    /// list a build's progress alone), or none is usable.
+    pub fn is_first(&self) -> bool {
+        !self.parts.iter().any(|p| p.kind == EPISODES)
+    }
+
+    /// True when the head lists the part of the sealed segment whose serial is `serial`.
+    pub fn lists_segment(&self, serial: u64) -> bool {
+        self.segment_part(serial).is_some()
     }
 
     /// The stored part of the sealed segment whose serial is `serial`.
@@ -529,13 +573,13 @@ pub(crate) fn past_part_ids(ns: &Namespace, keys: &[Vec<u8>]) -> u64 {
 /// Keys of snapshot chunks no head lists: when a namespace has no usable snapshot (none, a
 /// damaged one, or one of an older layout, whose chunks were under `c/`), its first snapshot
 /// deletes whatever chunks are left, so no part id is reused over old chunks — except those of
-/// the `pending` parts it is writing ahead.
+/// the parts `keep` names: those it is writing ahead, and a build's progress listed already.
 pub(crate) fn stale_keys(
     store: &impl KvStore,
     ns: &Namespace,
-    pending: &[Pending],
+    keep: impl Iterator<Item = u64>,
 ) -> Result<Vec<Vec<u8>>> {
-    let keep: Vec<Vec<u8>> = pending.iter().map(|p| part_prefix(ns, p.id)).collect();
+    let keep: Vec<Vec<u8>> = keep.map(|id| part_prefix(ns, id)).collect();
     let mut keys = Vec::new();
     for prefix in [&b"c/"[..], b"p/"] {
         scan_pages(store, &ns.key(Table::Snapshot, prefix), None, CHUNKS_PER_PAGE, |k, _| {
@@ -558,7 +602,7 @@ pub(crate) fn batch(
     stale: Vec<Vec<u8>>,
 ) -> Result<Written> {
     let episode_parts = snap.parts.iter().filter(|p| p.kind == EPISODES).count();
-    let full = snap.parts.is_empty() || snap.full_due() || episode_parts >= MAX_EPISODE_PARTS;
+    let full = episode_parts == 0 || snap.full_due() || episode_parts >= MAX_EPISODE_PARTS;
     let mut batch = Batch::new();
     for k in stale {
         batch.delete(k);
@@ -610,7 +654,8 @@ pub(crate) fn batch(
     for p in &snap.pending {
         let wanted = match p.kind {
             SEGMENT => serials.contains(&p.lo),
-            _ => vectors.holds_rows(p.lo, p.hi),
+            ROWS => vectors.holds_rows(p.lo, p.hi),
+            _ => false, // merge progress is listed by the call that completes it
         };
         if p.ready() && wanted {
             ready.push(p.part());
@@ -663,6 +708,14 @@ pub(crate) fn batch(
         let mut w = Writer::new();
         vectors.encode_rows_part(rows_hi, vectors.next_seq(), &mut w);
         kept.push(put_part(&mut batch, ROWS, rows_hi, vectors.next_seq(), w.finish()));
+    }
+    // A merge's progress stays listed while the merge goes on.
+    for p in snap.parts.iter().filter(|p| p.kind == PROGRESS) {
+        if vectors.building() == Some((p.lo, p.hi)) {
+            kept.push(p.clone());
+        } else {
+            delete_part(&mut batch, p);
+        }
     }
     let unsealed = vectors.unsealed_ids();
     let record = head(parts.next_id, next_part, &kept, &[], &unsealed);
@@ -758,6 +811,11 @@ pub(super) fn read_pending(r: &mut Reader) -> Result<Vec<Pending>> {
 pub(crate) struct Ahead {
     pub batch: Batch,
     pub pending: Vec<Pending>,
+    /// The parts the head lists: as before, unless this slice completed a merge's progress,
+    /// which it lists in place of the one before.
+    pub parts: Vec<Part>,
+    /// This slice completed the merge's progress.
+    pub progress_stored: bool,
     pub next_part: u64,
     /// Bytes of chunks written.
     pub bytes: usize,
@@ -785,7 +843,8 @@ pub(crate) fn ahead(
     for p in &snap.pending {
         let wanted = match p.kind {
             SEGMENT => serials.contains(&p.lo) && !stored(p.lo),
-            _ => p.lo >= snap.rows_stored(),
+            ROWS => p.lo >= snap.rows_stored(),
+            _ => vectors.building() == Some((p.lo, p.hi)),
         };
         if wanted && !p.orphan {
             pending.push(p.clone());
@@ -804,9 +863,16 @@ pub(crate) fn ahead(
         rows.push((covered, vectors.next_seq()));
     }
     todo.extend(rows.into_iter().map(|(lo, hi)| (ROWS, lo, hi)));
+    // Then the build's progress, when asked for or being written.
+    let building = vectors.building();
+    let progress = snap.store_progress || pending.iter().any(|p| p.kind == PROGRESS);
+    if let Some((lo, hi)) = building.filter(|_| progress) {
+        todo.push((PROGRESS, lo, hi));
+    }
     let len = |kind: u8, lo: u64, hi: u64| match kind {
         SEGMENT => vectors.segment_len(lo),
-        _ => Some(vectors.rows_part_len(lo, hi)),
+        ROWS => Some(vectors.rows_part_len(lo, hi)),
+        _ => vectors.progress_len(),
     };
     let chunk = chunk_size.max(1);
     let (mut next_part, mut left, mut bytes) = (snap.next_part.max(1), allowance, 0);
@@ -834,7 +900,8 @@ pub(crate) fn ahead(
         let at = p.written() as usize;
         let slice = match kind {
             SEGMENT => vectors.segment_slice(lo, at, take),
-            _ => Some(vectors.rows_part_slice(lo, hi, at, take)),
+            ROWS => Some(vectors.rows_part_slice(lo, hi, at, take)),
+            _ => vectors.progress_slice(at, take),
         };
         let Some(slice) = slice else { continue };
         for piece in slice.chunks(chunk) {
@@ -848,9 +915,21 @@ pub(crate) fn ahead(
     if batch.is_empty() {
         return Ok(None);
     }
-    let record = head(snap.watermark, next_part, &snap.parts, &pending, &snap.unsealed);
+    // A merge's progress written whole is listed at once, in place of the one before: the
+    // segments it names are listed already (the merge waited for them).
+    let mut parts = snap.parts.clone();
+    let done = pending.iter().position(|p| p.kind == PROGRESS && p.complete());
+    let progress_stored = done.is_some();
+    if let Some(i) = done {
+        for p in parts.iter().filter(|p| p.kind == PROGRESS) {
+            delete_chunks(&mut batch, ns, p.id, p.chunks);
+        }
+        parts.retain(|p| p.kind != PROGRESS);
+        parts.push(pending.remove(i).part());
+    }
+    let record = head(snap.watermark, next_part, &parts, &pending, &snap.unsealed);
     batch.put(ns.key(Table::Snapshot, b"head"), record);
-    Ok(Some(Ahead { batch, pending, next_part, bytes }))
+    Ok(Some(Ahead { batch, pending, parts, progress_stored, next_part, bytes }))
 }
 
 /// The bytes of an episodes part for ids in `[lo, hi)`.
