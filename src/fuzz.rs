@@ -216,6 +216,55 @@ fn index_persistence() {
     });
 }
 
+/// A vector index of 8-d rows in `n` inserts, sealed at `seal_at` (the delta left unsealed).
+fn small_index(n: u64, seal_at: usize) -> VectorIndex {
+    let config = VectorConfig { seal_at, ..VectorConfig::default() };
+    let mut v = VectorIndex::new(8, config);
+    for id in 0..n {
+        let x: Vec<f32> = (0..8).map(|i| ((id * 7 + i) % 11) as f32 + 0.5).collect();
+        let norm = x.iter().map(|a| a * a).sum::<f32>().sqrt();
+        v.insert(id, &x.iter().map(|a| a / norm).collect::<Vec<_>>());
+        if (id + 1) % seal_at as u64 == 0 {
+            v.maintain_with(false, u64::MAX, |_, _, _| false);
+        }
+    }
+    v
+}
+
+#[test]
+fn build_progress() {
+    use crate::index::progress::ProgressFields;
+    use crate::store::fields::Cutter;
+    // A seal of 60 rows and a merge of two segments of 40, each stopped part-way.
+    let seal = || small_index(60, 1_000);
+    let merge = || small_index(80, 40);
+    let mut seeds = Vec::new();
+    for (make, force) in [(&seal as &dyn Fn() -> VectorIndex, true), (&merge, false)] {
+        let mut v = make();
+        while v.building().is_none() || v.unsaved_work() < 300 {
+            v.maintain(force, 50);
+        }
+        let mut w = Writer::new();
+        v.encode_progress(&mut w);
+        seeds.push((w.finish(), v.building().expect("a build"), force));
+    }
+    for (bytes, (lo, hi), force) in seeds {
+        let make = if force { &seal as &dyn Fn() -> VectorIndex } else { &merge };
+        let name = if force { "progress-seal" } else { "progress-merge" };
+        fuzz(name, vec![bytes], |b| {
+            let Ok(mut c) = Cutter::new(ProgressFields::default(), b.len()) else { return };
+            let Ok(fields) = c.push(b).and_then(|()| c.finish()) else { return };
+            let mut v = make();
+            if v.resume(lo, hi, fields).is_ok() {
+                v.resume_seal();
+                v.maintain(force, u64::MAX);
+                let q = [0.25f32; 8].map(|x| x / (8.0f32 * 0.0625).sqrt());
+                v.search(&q, 5, |_| true);
+            }
+        });
+    }
+}
+
 #[test]
 fn snapshot_blobs() {
     let mut e = Engine::new(MemoryStore::new(), Config { dim: 8, ..Config::default() });
