@@ -515,6 +515,55 @@ impl Embedder for Passages {
 }
 
 #[test]
+fn a_damaged_marker_or_access_entry_never_keeps_a_namespace_from_opening() {
+    let mut a = engine(MemoryStore::new());
+    add(&mut a, 0, 200);
+    a.maintain(true, None).unwrap();
+    let want = answers(&mut a);
+    let ns = Namespace::new("ana").unwrap();
+    let key = |kind: &[u8], tail: &[u8]| {
+        let mut k = ns.key(Table::Snapshot, kind);
+        k.extend_from_slice(tail);
+        k
+    };
+    let put = |store: &mut MemoryStore, k: Vec<u8>, v: Vec<u8>| {
+        let mut b = Batch::new();
+        b.put(k, v);
+        store.write(&b).unwrap();
+    };
+    // An access entry of 3 bytes for episode 5: the episode is read again from its record.
+    let mut store = a.into_store();
+    put(&mut store, key(b"a/", &5u64.to_be_bytes()), vec![1, 2, 3]);
+    let mut e = engine(store);
+    e.load("ana").unwrap();
+    assert!(
+        matches!(e.opened("ana"), Some(Opened::Snapshot { refreshed: 1, .. })),
+        "{:?}",
+        e.opened("ana")
+    );
+    assert_eq!(answers(&mut e), want);
+    // A dirty marker whose key names no episode: the snapshot is set aside and the namespace
+    // rebuilt; its next snapshot deletes the marker and opens as one.
+    let mut store = e.into_store();
+    let bad = key(b"d/", &[1, 2, 3]);
+    put(&mut store, bad.clone(), Vec::new());
+    let mut e = engine(store);
+    e.load("ana").unwrap();
+    assert!(
+        matches!(e.opened("ana"), Some(Opened::Rebuilt { reason: Some(r) }) if r.contains("dirty marker")),
+        "{:?}",
+        e.opened("ana")
+    );
+    assert_eq!(answers(&mut e), want);
+    assert_eq!(e.maintain(true, None).unwrap().snapshots, 1);
+    assert_eq!(e.store().get(&bad).unwrap(), None);
+    let mut f = engine(e.into_store());
+    f.load("ana").unwrap();
+    assert!(matches!(f.opened("ana"), Some(Opened::Snapshot { .. })), "{:?}", f.opened("ana"));
+    assert_eq!(answers(&mut f), want);
+}
+
+#[test]
 fn an_unsealed_long_text_whose_passages_are_gone_keeps_the_snapshot_usable() {
     let engine = |s: MemoryStore| Engine::new(s, config()).with_embedder(Box::new(Passages));
     let mut a = engine(MemoryStore::new());

@@ -57,13 +57,11 @@ impl<S: KvStore> Engine<S> {
         // Every read before any error, so a lazy store names all needs in one round. The
         // access entries are not needed here, but loading reads them: asked for now, they are
         // at hand when it runs.
-        let (watermark, dirty, accessed) = (
-            snapshot::watermark(&self.store, &ns),
-            snapshot::dirty_ids(&self.store, &ns),
-            snapshot::access_entries(&self.store, &ns),
-        );
-        let (watermark, dirty, _) = (watermark?, dirty?, accessed?);
-        let Some(watermark) = watermark else {
+        let (watermark, markers) =
+            (snapshot::watermark(&self.store, &ns), snapshot::markers(&self.store, &ns));
+        let (watermark, markers) = (watermark?, markers?);
+        // A snapshot its markers make unusable: loading rebuilds from every record.
+        let Some(watermark) = watermark.filter(|_| markers.unusable.is_none()) else {
             return Ok(tables
                 .iter()
                 .map(|&t| Need::Range { prefix: ns.table_prefix(t), after: None })
@@ -76,7 +74,7 @@ impl<S: KvStore> Engine<S> {
                 after: watermark.checked_sub(1).map(|w| ns.key(t, &w.to_be_bytes())),
             })
             .collect();
-        for id in dirty {
+        for id in markers.dirty {
             for t in tables {
                 needs.push(Need::Key(ns.key(t, &id.to_be_bytes())));
             }

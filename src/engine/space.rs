@@ -133,11 +133,12 @@ impl Space {
             space.next_id = next_id;
             space.model = model;
         }
-        let dirty = snapshot::dirty_ids(store, ns)?;
-        let accessed = snapshot::access_entries(store, ns)?;
-        let snap = match fed {
-            Some(feed) => Some(feed.finish()),
-            None => {
+        let markers = snapshot::markers(store, ns)?;
+        let (dirty, accessed) = (markers.dirty, markers.accessed);
+        let snap = match (markers.unusable, fed) {
+            (Some(reason), _) => Some(Err(reason)),
+            (None, Some(feed)) => Some(feed.finish()),
+            (None, None) => {
                 let (next_id, model, dim) = (space.next_id, &space.model, config.dim);
                 let reading = Reading { next_id, model, dim, config: config.vectors };
                 snapshot::read(store, ns, &reading)?

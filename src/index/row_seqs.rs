@@ -11,7 +11,7 @@
 //! previous run's end (the first: minus 0).
 
 use crate::error::Result;
-use crate::store::codec::{Reader, Writer};
+use crate::store::codec::{leb128, Reader, Writer};
 
 /// The seqs of a segment's rows, in row order, as runs `(first, len)`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -23,9 +23,12 @@ pub(crate) struct RowSeqs {
 impl RowSeqs {
     /// The seqs `first .. first + len`.
     pub fn span(first: u64, len: usize) -> Self {
-        let mut s = RowSeqs::default();
-        for i in 0..len as u64 {
-            s.push(first + i);
+        let mut s = RowSeqs { runs: Vec::new(), rows: len };
+        let (mut at, mut left) = (first, len as u64);
+        while left > 0 {
+            let n = left.min(u64::from(u32::MAX));
+            s.runs.push((at, n as u32));
+            (at, left) = (at + n, left - n);
         }
         s
     }
@@ -83,9 +86,14 @@ impl RowSeqs {
 
     /// The length of [`RowSeqs::encode`]'s bytes.
     pub fn encoded_len(&self) -> usize {
-        let mut w = Writer::new();
-        self.encode(&mut w);
-        w.finish().len()
+        let var = |v: u64| leb128(v).1;
+        let mut end = 0;
+        let runs = self.runs.iter().map(|&(first, len)| {
+            let n = var(first - end) + var(u64::from(len));
+            end = first + u64::from(len);
+            n
+        });
+        var(self.runs.len() as u64) + runs.sum::<usize>()
     }
 
     /// Reads what [`RowSeqs::encode`] wrote; the seqs must number exactly `rows`, ascend
@@ -151,6 +159,12 @@ mod tests {
         let back = RowSeqs::decode(&mut Reader::new(&bytes, "t"), 10).unwrap();
         assert_eq!(back, s);
         assert_eq!(back.iter().collect::<Vec<_>>(), vec![10, 11, 12, 13, 14, 15, 16, 40, 41, 90]);
+        let mut big = RowSeqs::span(1 << 40, 300);
+        big.push((1 << 50) + 7);
+        let mut w = Writer::new();
+        big.encode(&mut w);
+        assert_eq!(w.finish().len(), big.encoded_len(), "varints of several bytes");
+        assert_eq!(RowSeqs::span(3, 0), RowSeqs::default());
         assert!(RowSeqs::decode(&mut Reader::new(&bytes, "t"), 9).is_err(), "too many");
         assert!(RowSeqs::decode(&mut Reader::new(&bytes, "t"), 11).is_err(), "too few");
         for bad in [[2, 0, 1, 0, 1], [1, 0, 0, 0, 0]] {

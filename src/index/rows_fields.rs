@@ -50,15 +50,17 @@ pub(crate) struct RowsFields {
     at: (usize, u64),
     /// Rows left to read.
     left: usize,
-    /// The seqs of segment `fill.s`'s rows.
-    segment_seqs: Vec<u64>,
+    /// Where row `fill.r` of segment `fill.s` is in that segment's runs of seqs: in run
+    /// `run`, whose first row is `run_row` (rows only move forward, so the walk is amortised
+    /// over the segment instead of listing its seqs).
+    run: usize,
+    run_row: usize,
 }
 
 impl RowsFields {
     /// A decoder of the rows part of seqs `[lo, hi)` into `index`, whose segments were all
     /// added and whose rows before `fill` are filled.
     pub fn new(index: VectorIndex, fill: Fill, lo: u64, hi: u64) -> Self {
-        let segment_seqs = seqs_of(&index, fill.s);
         RowsFields {
             index,
             fill,
@@ -68,7 +70,8 @@ impl RowsFields {
             seqs: RowSeqs::default(),
             at: (0, 0),
             left: 0,
-            segment_seqs,
+            run: 0,
+            run_row: 0,
         }
     }
 
@@ -81,12 +84,15 @@ impl RowsFields {
 
     /// The seq of the segment row the cursor is at (`None`: every segment row is filled).
     fn wanted(&mut self) -> Option<u64> {
-        while self.fill.s < self.index.segments.len() {
-            if let Some(&q) = self.segment_seqs.get(self.fill.r) {
-                return Some(q);
+        while let Some(seg) = self.index.segments.get(self.fill.s) {
+            while let Some(&(first, len)) = seg.seqs.runs().get(self.run) {
+                let offset = self.fill.r.checked_sub(self.run_row)?;
+                if offset < len as usize {
+                    return Some(first + offset as u64);
+                }
+                (self.run, self.run_row) = (self.run + 1, self.run_row + len as usize);
             }
-            (self.fill.s, self.fill.r) = (self.fill.s + 1, 0);
-            self.segment_seqs = seqs_of(&self.index, self.fill.s);
+            (self.fill.s, self.fill.r, self.run, self.run_row) = (self.fill.s + 1, 0, 0, 0);
         }
         None
     }
@@ -144,11 +150,6 @@ impl RowsFields {
         self.fill.covered = self.hi;
         Ok((self.index, self.fill))
     }
-}
-
-/// The seqs of segment `s`'s rows (none past the last segment).
-fn seqs_of(index: &VectorIndex, s: usize) -> Vec<u64> {
-    index.segments.get(s).map_or(Vec::new(), |g| g.seqs.iter().collect())
 }
 
 impl Fill {

@@ -69,7 +69,9 @@
 //! bytes that opening applies without reading the record, where a dirty marker costs a record
 //! read on open and counts toward a full rewrite. A snapshot is a cache, never the source of truth: one whose layout,
 //! hashes or contents do not check out is ignored, the namespace is rebuilt from its records,
-//! and [`Opened::Rebuilt`] says why.
+//! and [`Opened::Rebuilt`] says why. So is one with a marker or access entry whose key names no
+//! episode (its first snapshot then deletes them all); an access entry whose value is damaged
+//! counts as a dirty marker (the record has the statistics).
 //!
 //! Writing one is one atomic batch. Usually it is **incremental**: one new episodes part for
 //! the ids since the last watermark, the segments not stored yet, a rows part for the rows
@@ -386,26 +388,6 @@ pub(crate) fn put_access(batch: &mut Batch, ns: &Namespace, id: u64, at: i64, co
     batch.put(access_key(ns, id), v);
 }
 
-/// Every access entry of `ns`: (episode id, last accessed at, access count).
-pub(crate) fn access_entries(store: &impl KvStore, ns: &Namespace) -> Result<Vec<(u64, i64, u32)>> {
-    let prefix = ns.key(Table::Snapshot, b"a/");
-    let mut out = Vec::new();
-    scan_all(store, &prefix, None, |k, v| {
-        let id: Option<[u8; 8]> = k[prefix.len()..].try_into().ok();
-        let at: Option<[u8; 8]> = v.get(..8).and_then(|b| b.try_into().ok());
-        let count: Option<[u8; 4]> = v.get(8..).and_then(|b| b.try_into().ok());
-        let (Some(id), Some(at), Some(count)) = (id, at, count) else {
-            return Err(crate::error::Error::Corrupt {
-                what: "snapshot access entry".into(),
-                detail: format!("key of {} bytes, value of {}", k.len(), v.len()),
-            });
-        };
-        out.push((u64::from_be_bytes(id), i64::from_le_bytes(at), u32::from_le_bytes(count)));
-        Ok(())
-    })?;
-    Ok(out)
-}
-
 pub(super) fn part_prefix(ns: &Namespace, part: u64) -> Vec<u8> {
     let mut k = ns.key(Table::Snapshot, b"p/");
     k.extend_from_slice(&part.to_be_bytes());
@@ -516,20 +498,57 @@ impl Hasher {
     }
 }
 
-/// The ids of every dirty marker of `ns`.
-pub(crate) fn dirty_ids(store: &impl KvStore, ns: &Namespace) -> Result<Vec<u64>> {
+/// The dirty markers and access entries of a namespace's snapshot ([`markers`]).
+#[derive(Debug, Default)]
+pub(crate) struct Markers {
+    /// Episodes to read again from their records: those with a dirty marker, and those whose
+    /// access entry is damaged (the record holds the statistics the entry should have given).
+    pub dirty: Vec<u64>,
+    /// Access entries: (episode id, last access, access count).
+    pub accessed: Vec<(u64, i64, u32)>,
+    /// Why the snapshot cannot be used: a marker or entry whose key names no episode, so which
+    /// episode differs from its part is unknown. The namespace is then rebuilt from its
+    /// records, and its first snapshot deletes every marker and entry ([`stale_keys`]).
+    pub unusable: Option<String>,
+}
+
+/// Reads `ns`'s dirty markers (`d/<id>`) and access entries (`a/<id>`: last access i64 LE,
+/// count u32 LE). Nothing damaged fails the read: see [`Markers`].
+pub(crate) fn markers(store: &impl KvStore, ns: &Namespace) -> Result<Markers> {
+    let mut m = Markers::default();
+    let id_of = |prefix: &[u8], k: &[u8]| -> Option<u64> {
+        Some(u64::from_be_bytes(k.get(prefix.len()..)?.try_into().ok()?))
+    };
     let prefix = ns.key(Table::Snapshot, b"d/");
-    let mut ids = Vec::new();
     scan_all(store, &prefix, None, |k, _| {
-        let b: [u8; 8] =
-            k[prefix.len()..].try_into().map_err(|_| crate::error::Error::Corrupt {
-                what: "snapshot dirty marker".into(),
-                detail: format!("key of {} bytes", k.len()),
-            })?;
-        ids.push(u64::from_be_bytes(b));
+        match id_of(&prefix, k) {
+            Some(id) => m.dirty.push(id),
+            None => {
+                let why = format!("a dirty marker whose key has {} bytes", k.len());
+                m.unusable.get_or_insert(why);
+            }
+        }
         Ok(())
     })?;
-    Ok(ids)
+    let prefix = ns.key(Table::Snapshot, b"a/");
+    scan_all(store, &prefix, None, |k, v| {
+        let at: Option<[u8; 8]> = v.get(..8).and_then(|b| b.try_into().ok());
+        let count: Option<[u8; 4]> = v.get(8..).and_then(|b| b.try_into().ok());
+        match (id_of(&prefix, k), at, count) {
+            (Some(id), Some(at), Some(count)) => {
+                m.accessed.push((id, i64::from_le_bytes(at), u32::from_le_bytes(count)))
+            }
+            (Some(id), ..) => m.dirty.push(id),
+            (None, ..) => {
+                let why = format!("an access entry whose key has {} bytes", k.len());
+                m.unusable.get_or_insert(why);
+            }
+        }
+        Ok(())
+    })?;
+    m.dirty.sort_unstable();
+    m.dirty.dedup();
+    Ok(m)
 }
 
 /// What a snapshot holds, borrowed from a loaded namespace.
@@ -581,7 +600,8 @@ pub(crate) fn stale_keys(
 ) -> Result<Vec<Vec<u8>>> {
     let keep: Vec<Vec<u8>> = keep.map(|id| part_prefix(ns, id)).collect();
     let mut keys = Vec::new();
-    for prefix in [&b"c/"[..], b"p/"] {
+    // Chunks, and the markers and access entries of the snapshot set aside.
+    for prefix in [&b"c/"[..], b"p/", b"d/", b"a/"] {
         scan_pages(store, &ns.key(Table::Snapshot, prefix), None, CHUNKS_PER_PAGE, |k, _| {
             if !keep.iter().any(|p| k.starts_with(p)) {
                 keys.push(k.to_vec());
