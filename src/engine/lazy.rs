@@ -61,7 +61,8 @@ impl<S: KvStore> Engine<S> {
             (snapshot::watermark(&self.store, &ns), snapshot::markers(&self.store, &ns));
         let (watermark, markers) = (watermark?, markers?);
         // A snapshot its markers make unusable: loading rebuilds from every record.
-        let Some(watermark) = watermark.filter(|_| markers.unusable.is_none()) else {
+        let usable = |w: &u64| *w == 0 || markers.unusable.is_none();
+        let Some(watermark) = watermark.filter(usable) else {
             return Ok(tables
                 .iter()
                 .map(|&t| Need::Range { prefix: ns.table_prefix(t), after: None })

@@ -164,6 +164,10 @@ fn write_snapshot(
     space.snap.next_part = written.next_part;
     space.snap.unsealed = written.unsealed;
     space.vectors.rows_stored_below(space.snap.rows_stored());
+    if written.progress_stored {
+        space.snap.store_progress = None;
+        space.vectors.progress_stored();
+    }
     if written.full {
         space.snap.dirty.clear();
         space.snap.accessed.clear();
@@ -220,6 +224,21 @@ pub const SNAPSHOT_SLICE_BYTES: usize = 8 << 20;
 
 /// Whether `maintain` writes a snapshot of `space` now: enough changes since the last one, or
 /// a graph built since then that a restart would have to build again.
+/// True when the graph build in progress should wait for its progress to be stored
+/// (`persist::snapshot` module docs): it has spent `PROGRESS_EVERY` budgets since its progress
+/// was last stored, and as many times the work its progress's bytes count for, and its
+/// progress could be taken up after a restart.
+fn progress_due(vectors: &crate::index::vectors::VectorIndex, budget: u64) -> bool {
+    let unsaved = vectors.unsaved_work();
+    let every = snapshot::PROGRESS_EVERY;
+    if unsaved < budget.max(1).saturating_mul(every) {
+        return false;
+    }
+    let Some(len) = vectors.progress_len() else { return false };
+    unsaved >= every.saturating_mul((len / SNAPSHOT_BYTES_PER_UNIT) as u64)
+        && vectors.progress_resumable()
+}
+
 fn snapshot_due(space: &Space, config: &Config) -> bool {
     let pending = space.pending();
     (pending > 0 && pending >= config.snapshot_after as u64)
@@ -620,7 +639,9 @@ impl<S: KvStore> Engine<S> {
     /// (that part is written whole: a full rewrite's is the size of the episodes' records and
     /// BM25 documents). Snapshot bytes count one unit per [`SNAPSHOT_BYTES_PER_UNIT`]; without a
     /// budget a snapshot is written whole in one call. Until it is written, the records hold
-    /// every change.
+    /// every change. Under a budget, a long graph build also waits now and then (calls that
+    /// report `done: false` and build nothing) while its progress is stored, so that a restart
+    /// takes it up where it stopped (`index::progress`).
     pub fn maintain(&mut self, force: bool, budget: Option<u64>) -> Result<Maintenance> {
         let budget = budget.unwrap_or(u64::MAX);
         // Every read first: a host that keeps snapshots in its own storage may have to hand
@@ -641,32 +662,33 @@ impl<S: KvStore> Engine<S> {
         }
         let mut total = Maintenance { done: true, ..Maintenance::default() };
         for space in self.spaces.values_mut() {
-            let budgeted = budget != u64::MAX;
-            if budgeted && space.snap.storing_progress() {
-                // The merge waits while its progress is written ahead (below).
-                total.segments += space.vectors.segment_count();
+            let building = space.vectors.building();
+            if space.snap.store_progress != building {
+                space.snap.store_progress = None; // the build it was asked for is over
+            }
+            let storing = space.snap.storing_progress(building);
+            if budget != u64::MAX && (storing || progress_due(&space.vectors, budget)) {
+                // The build waits: for a snapshot that lists every segment, then while its
+                // progress is written ahead (below).
+                let serials = space.vectors.segment_serials();
+                if !storing && !space.snap.lacks_segment(&serials) {
+                    space.snap.store_progress = building;
+                }
+                total.segments += serials.len();
                 total.done = false;
                 continue;
             }
-            // A merge that would take more than `PROGRESS_EVERY` budgets waits for a snapshot
-            // to list its segments, so that its progress can be stored.
+            // A build foreseen to take more than `PROGRESS_EVERY` budgets starts only once a
+            // snapshot lists every segment, so that its progress can be stored as it goes.
             let long = budget.saturating_mul(snapshot::PROGRESS_EVERY);
             let snap = &space.snap;
-            let listed = |older, newer| snap.lists_segment(older) && snap.lists_segment(newer);
-            let may_merge = |older, newer, rows: usize| {
-                !budgeted
+            let may_start = |rows: usize, serials: &[u64]| {
+                budget == u64::MAX
                     || (rows as u64).saturating_mul(snapshot::WORK_PER_ROW) <= long
-                    || listed(older, newer)
+                    || !snap.lacks_segment(serials)
             };
             let left = budget.saturating_sub(total.work);
-            let r = space.vectors.maintain_with(force, left, may_merge);
-            if budgeted && space.vectors.unsaved_work() >= long {
-                // A merge's rows are in its segments' parts, a seal's in the vector records.
-                space.snap.store_progress = match space.vectors.building() {
-                    Some((older, newer)) if newer != 0 => listed(older, newer),
-                    building => building.is_some(),
-                };
-            }
+            let r = space.vectors.maintain_with(force, left, may_start);
             total.sealed += r.sealed;
             total.merges += r.merges;
             total.segments += r.segments;
@@ -674,7 +696,8 @@ impl<S: KvStore> Engine<S> {
             total.done &= r.done;
         }
         for ((name, space), stale) in self.spaces.iter_mut().zip(stale) {
-            let progress = budget != u64::MAX && space.snap.storing_progress();
+            let building = space.vectors.building();
+            let progress = budget != u64::MAX && space.snap.storing_progress(building);
             if !snapshot_due(space, &self.config) && !progress {
                 continue;
             }
@@ -682,8 +705,11 @@ impl<S: KvStore> Engine<S> {
             if budget != u64::MAX {
                 // New segments first, a slice a call, ahead of the head that will list them.
                 let left = usize::try_from(budget.saturating_sub(total.work)).unwrap_or(usize::MAX);
-                let allowance =
-                    left.saturating_mul(SNAPSHOT_BYTES_PER_UNIT).min(SNAPSHOT_SLICE_BYTES);
+                // At least a chunk while a build waits for its progress to be written.
+                let allowance = left
+                    .saturating_mul(SNAPSHOT_BYTES_PER_UNIT)
+                    .min(SNAPSHOT_SLICE_BYTES)
+                    .max(usize::from(progress));
                 let chunk = self.config.snapshot_chunk;
                 if let Some(a) =
                     snapshot::ahead(&space.vectors, &space.snap, &ns, chunk, allowance)?
@@ -693,13 +719,16 @@ impl<S: KvStore> Engine<S> {
                     space.snap.parts = a.parts;
                     space.snap.next_part = a.next_part;
                     if a.progress_stored {
-                        space.snap.store_progress = false;
+                        space.snap.store_progress = None;
                         space.vectors.progress_stored();
                     }
                     total.snapshot_bytes += a.bytes;
                     total.work += (a.bytes / SNAPSHOT_BYTES_PER_UNIT) as u64;
                 }
-                if !space.snap.segments_ready(&space.vectors) || space.snap.storing_progress() {
+                let building = space.vectors.building();
+                if !space.snap.segments_ready(&space.vectors)
+                    || space.snap.storing_progress(building)
+                {
                     total.done = false;
                     continue;
                 }

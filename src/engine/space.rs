@@ -134,8 +134,12 @@ impl Space {
             space.model = model;
         }
         let markers = snapshot::markers(store, ns)?;
-        let (dirty, accessed) = (markers.dirty, markers.accessed);
-        let snap = match (markers.unusable, fed) {
+        // A damaged marker sets aside a snapshot of episodes, not a head that lists a build's
+        // progress alone (no marker can concern it; its first snapshot deletes them).
+        let watermark = snapshot::watermark(store, ns)?.unwrap_or(0);
+        let unusable = markers.unusable.filter(|_| watermark > 0);
+        let (dirty, accessed, damaged) = (markers.dirty, markers.accessed, markers.damaged);
+        let snap = match (unusable, fed) {
             (Some(reason), _) => Some(Err(reason)),
             (None, Some(feed)) => Some(feed.finish()),
             (None, None) => {
@@ -162,7 +166,7 @@ impl Space {
         }
         // The markers stay until the next snapshot absorbs them (or are orphans to clean up).
         space.snap.dirty = dirty.into_iter().collect();
-        space.snap.accessed = accessed.into_iter().map(|a| a.0).collect();
+        space.snap.accessed = accessed.into_iter().map(|a| a.0).chain(damaged).collect();
         let replayed = space.replay(store, ns, space.snap.watermark)?;
         if let Opened::Snapshot { replayed: r, .. } = &mut space.opened {
             *r = replayed;

@@ -85,6 +85,23 @@ impl VectorIndex {
         self.build.as_ref().map_or(0, |b| b.unsaved)
     }
 
+    /// True when the build's progress, once stored, could be taken up after a restart: a
+    /// merge's always (its rows stay in its segments); a seal's while none of its rows was
+    /// removed or given another vector since it began (opening finds each row it takes by its
+    /// key, in the delta).
+    pub fn progress_resumable(&self) -> bool {
+        match &self.build {
+            Some(b) if b.merge => true,
+            Some(b) => b
+                .flat
+                .ids
+                .iter()
+                .enumerate()
+                .all(|(r, id)| self.loc.get(*id) == Some(&Loc::Building(r as u32))),
+            None => false,
+        }
+    }
+
     /// Tells the index that the progress of the build in progress, as
     /// [`progress_slice`](Self::progress_slice) gave it, is stored.
     pub fn progress_stored(&mut self) {
@@ -170,6 +187,10 @@ impl VectorIndex {
                 "a merge of segments {older} and {newer}, which are not the newest two"
             ));
         }
+        let held = self.segments[n - 2].flat.ids.len() + self.segments[n - 1].flat.ids.len();
+        if seqs.len() > held {
+            return bad(format!("{} rows of segments holding {held}", seqs.len()));
+        }
         let mut flat = Flat::with_capacity(self.dim, seqs.len());
         let mut from = Vec::with_capacity(seqs.len());
         let mut want = seqs.iter().peekable();
@@ -198,7 +219,7 @@ impl VectorIndex {
     /// rows sealed since were numbered differently — the seal then starts over.
     pub(crate) fn resume_seal(&mut self) -> bool {
         let Some(s) = self.stashed.take() else { return false };
-        if self.build.is_some() || s.first_seq != self.next_seq {
+        if self.build.is_some() || s.first_seq != self.next_seq || s.ids.len() > self.delta.len() {
             return false;
         }
         let mut flat = Flat::with_capacity(self.dim, s.ids.len());
@@ -366,7 +387,7 @@ mod tests {
         let (older, newer) = stopped.merging().unwrap();
         // A restarted index: the same segments, without the job.
         let mut restarted = two_segments();
-        restarted.maintain_with(false, u64::MAX, |_, _, _| false);
+        restarted.maintain_with(false, u64::MAX, |_, serials| serials.len() < 2);
         assert_eq!(restarted.merging(), None);
         assert_eq!(restarted.segment_serials(), vec![older, newer]);
         restarted.resume(older, newer, decode(&bytes).unwrap()).unwrap();
@@ -454,7 +475,7 @@ mod tests {
         let (older, newer) = v.merging().unwrap();
         let fresh = || {
             let mut r = two_segments();
-            r.maintain_with(false, u64::MAX, |_, _, _| false);
+            r.maintain_with(false, u64::MAX, |_, serials| serials.len() < 2);
             r
         };
         assert!(fresh().resume(newer, older, decode(&bytes).unwrap()).is_err());

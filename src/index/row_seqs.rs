@@ -111,7 +111,8 @@ impl RowSeqs {
         let rows = most;
         let n = r.var()?;
         let mut s = RowSeqs::default();
-        s.runs.reserve(n.min(rows as u64) as usize);
+        // A run takes at least two bytes: damaged counts reserve no more than the bytes hold.
+        s.runs.reserve(n.min(rows as u64).min(r.remaining() as u64 / 2) as usize);
         let mut end = 0u64;
         for _ in 0..n {
             let (gap, len) = (r.var()?, r.var()?);

@@ -10,10 +10,11 @@
 //! graph one at a time; each `maintain` call spends at most about its work budget (distances
 //! computed) and the job continues at the next call. Until a job finishes, everything it reads
 //! stays searchable where it was: a seal's rows are scanned exactly, a merge's sources keep
-//! their graphs. A seal lives in memory; a restart drops it and the next call starts it again
-//! from the rows, which the records still hold. A long merge's progress can be stored
-//! (`index::progress`: the rows it takes and its graph so far) and resumed after a restart,
-//! so that a host whose process lives shorter than a large merge still finishes it.
+//! their graphs. A job lives in memory; a long one's progress can be stored
+//! (`index::progress`: the rows it takes and its graph so far) and taken up after a restart,
+//! so that a host whose process lives shorter than a large seal or merge still finishes it.
+//! Without stored progress a restart starts the job again from its rows, which the snapshot
+//! and the records hold.
 //!
 //! Vectors are held as int8 with one scale per vector ([`QVec`], 4× smaller than f32). The
 //! graph uses int8·int8 distances; the scores returned are the f32 query against the int8
@@ -394,28 +395,31 @@ impl VectorIndex {
     /// `seal_at` vectors (any, with `force`), and goes on until the budget is spent or nothing
     /// is due.
     pub fn maintain(&mut self, force: bool, budget: u64) -> MaintainReport {
-        self.maintain_with(force, budget, |_, _, _| true)
+        self.maintain_with(force, budget, |_, _| true)
     }
 
-    /// [`maintain`](Self::maintain), starting a merge only when `may_merge(older, newer,
-    /// rows)` allows it — the serials of the two segments it would merge and the rows they
-    /// hold. A merge held back holds back every build (nothing is sealed while a merge is due),
-    /// and the report says the work is not done: the engine holds a long merge until a snapshot
-    /// stores its sources, so that its progress can be stored too (`index::progress`).
+    /// [`maintain`](Self::maintain), starting a build only when `may_start(rows, serials)`
+    /// allows it — the rows the build would take, and the serials of the segments there are
+    /// then. A build held back holds back every other (nothing is sealed while a merge is
+    /// due), and the report says the work is not done. The engine holds a long build until a
+    /// snapshot lists every segment, so that its progress can be stored (`index::progress`).
     pub fn maintain_with(
         &mut self,
         force: bool,
         budget: u64,
-        may_merge: impl Fn(u64, u64, usize) -> bool,
+        may_start: impl Fn(usize, &[u64]) -> bool,
     ) -> MaintainReport {
         let budget = budget.max(1);
         let mut report = MaintainReport::default();
         while report.work < budget {
             if self.build.is_none() {
-                if let Some((older, newer, rows)) = self.merge_due() {
-                    if !may_merge(older, newer, rows) {
-                        break;
-                    }
+                let rows = match self.merge_due() {
+                    Some((.., rows)) => rows,
+                    None if force || self.delta.len() >= self.config.seal_at => self.delta.len(),
+                    None => 0,
+                };
+                if rows > 0 && !may_start(rows, &self.segment_serials()) {
+                    break;
                 }
                 self.build = self.next_build(force);
             }
@@ -497,7 +501,25 @@ impl VectorIndex {
     /// sources (the newest two segments: nothing else is sealed while a merge runs).
     fn finish(&mut self, build: Build) {
         if build.merge {
-            self.segments.truncate(self.segments.len() - 2);
+            // A live row of the sources the merge did not take (only a damaged stored
+            // progress can make one) would point into the replaced segments: drop it.
+            let n = self.segments.len();
+            let mut taken = build.from.iter().peekable();
+            let mut dropped = Vec::new();
+            for index in [n - 2, n - 1] {
+                for (r, id) in self.segments[index].flat.ids.iter().enumerate() {
+                    let here = Loc::Sealed(index, r as u32);
+                    if taken.peek() == Some(&&here) {
+                        taken.next();
+                    } else if self.loc.get(*id) == Some(&here) {
+                        dropped.push(*id);
+                    }
+                }
+            }
+            for id in dropped {
+                self.loc.remove(id);
+            }
+            self.segments.truncate(n - 2);
         }
         if build.flat.ids.is_empty() {
             return; // a merge of two segments whose rows were all removed

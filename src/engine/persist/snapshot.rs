@@ -9,9 +9,9 @@
 //!                           pending:u32 pending×pending runs:u32 run×runs
 //! part                      := id:u64 kind:u8 lo:u64 hi:u64 chunks:u32 len:u64 hash:u64
 //! pending                   := id:u64 kind:u8 lo:u64 hi:u64 chunks:u32 len:u64 total:u64
-//!                              lanes:u64×4 tail:bytes   a segment or rows part written ahead
-//!                                           (len of total bytes so far; lanes and tail: its
-//!                                           hash's state)
+//!                              lanes:u64×4 tail:bytes   a segment, rows or progress part
+//!                                           written ahead (len of total bytes so far; lanes
+//!                                           and tail: its hash's state)
 //! run                       := first:var len:var   the vector keys first … first + len − 1
 //! p/<id:u64 BE><i:u32 BE>   chunk i of part `id`, raw bytes (at most Config::snapshot_chunk)
 //! d/<id:u64 BE>             empty: episode `id` (below the watermark) changed after its part
@@ -25,9 +25,10 @@
 //!                           of its rows and its graph (`segment_part`, `index::persist`)
 //! kind 3, rows [lo, hi):    the int8 rows sealed with seqs in [lo, hi) that a segment held
 //!                           when the part was written (`rows_part`, `index::persist`)
-//! kind 4, merge progress:   the merge of segments `lo` (older) and `hi` in progress: the
-//!                           seqs of the rows it takes and its graph so far
-//!                           (`progress`, `index::progress`)
+//! kind 4, build progress:  the graph build in progress: the merge of segments `lo`
+//!                           (older) and `hi`, or (`hi` 0) the seal whose rows get seqs from
+//!                           `lo`; the rows it takes and its graph so far (`progress`,
+//!                           `index::progress`)
 //! block := len:u32 hot×min(256, hots left)   (len: the block's bytes)
 //! hot   := id_gap:var created:zvar accessed:zvar access_count:var importance:f32 tier:u8
 //!          status:u8 expires_at:zvar cold:u8 record_len:var
@@ -93,14 +94,19 @@
 //! pending parts a namespace is opened with are orphans: the next snapshot write deletes their
 //! chunks, as it does for a part whose segment was merged away before it was listed.
 //!
-//! **A long merge's progress** is stored too, so that a host whose process lives shorter than
-//! the merge still finishes it (`index::progress`). A merge that would take more than
-//! [`PROGRESS_EVERY`] budgets' work waits until a snapshot lists both its segments; then,
-//! each time it has spent that much work since its progress was last stored, it waits again
-//! while its progress is written ahead, a slice a call (the graph does not change meanwhile),
-//! and the call that writes the last slice lists the part in the head in place of the one
-//! before. Opening a snapshot that lists one takes the merge up from there. The next head
-//! written once the merge is over drops the part.
+//! **A long graph build's progress** is stored too, so that a host whose process lives
+//! shorter than a large seal or merge still finishes it (`index::progress`). Each time a build
+//! has spent [`PROGRESS_EVERY`] budgets' work since its progress was last stored (and four
+//! times what writing the progress costs), it waits while its progress is written ahead, a
+//! slice a call (the graph does not change meanwhile). A stored progress needs a snapshot that
+//! lists every segment (a merge's rows are in its segments, and a seal's rows are numbered
+//! after the stored ones), so a build foreseen to take that long starts only once one does
+//! (about [`WORK_PER_ROW`] units a row), and one that runs longer than foreseen waits for one
+//! first, so that the first progress is stored within a few calls of the first wait. The call that writes the last slice lists the
+//! part in the head in place of the one before; a snapshot written whole meanwhile writes it
+//! whole. Opening a snapshot that lists one takes the build up from there. The next head
+//! written once the build is over drops the part. A seal one of whose rows was removed since
+//! it began stores none (opening would not find that row).
 
 use crate::embed::passages::MAX_PASSAGES;
 use crate::engine::episodes::{Episodes, Hot};
@@ -122,13 +128,15 @@ pub(super) const HOTS_PER_BLOCK: usize = 256;
 pub(super) const SEGMENT: u8 = 2;
 pub(super) const ROWS: u8 = 3;
 pub(super) const PROGRESS: u8 = 4;
-/// A merge's progress is stored each time it has spent this many budgets' work (a budget is
-/// what one `maintain` call may spend) since it began or was last stored: a restart loses at
-/// most about this many calls' work, and the progress's bytes (about 40 a row so far) are
-/// written once per this much work.
+/// A graph build's progress is stored each time it has spent this many budgets' work (a
+/// budget is what one `maintain` call may spend) since it began or was last stored, and this
+/// many times the work its bytes count for: a restart loses at most about this many calls'
+/// work, and writing the progress (about 50 bytes a row so far) takes at most a quarter of
+/// the build's calls.
 pub(crate) const PROGRESS_EVERY: u64 = 4;
 /// About the work (distances computed) one row's insertion into a graph costs (384-d rows,
-/// `ef_construction` 40; measured 150–250): how a merge's work is foreseen from its rows.
+/// `ef_construction` 40; 150–250 measured): how long a build will take is foreseen from its
+/// rows.
 pub(crate) const WORK_PER_ROW: u64 = 200;
 /// Episodes parts a snapshot may have before the next one is a full rewrite.
 pub(crate) const MAX_EPISODE_PARTS: usize = 256;
@@ -140,8 +148,8 @@ pub(crate) const MAX_EPISODE_PARTS: usize = 256;
 pub(crate) const LAYOUT: &str = "mnemo-snapshot/7 parts/1 terms/2 windows/1 hnsw/2";
 
 /// Where a part of `kind` comes when a snapshot is read: the segments, then the rows parts,
-/// which fill the segments' rows, then a merge's progress, which takes rows from them, then
-/// the episodes parts.
+/// which fill the segments' rows, then a build's progress, which may take rows from them,
+/// then the episodes parts.
 pub(super) fn read_order(kind: u8) -> u8 {
     match kind {
         SEGMENT => 0,
@@ -156,11 +164,11 @@ pub(super) fn read_order(kind: u8) -> u8 {
 pub(crate) struct Part {
     pub id: u64,
     pub kind: u8,
-    /// Episodes: the first id; segment: its serial; rows: the first seq; merge progress: the
-    /// older segment's serial.
+    /// Episodes: the first id; segment: its serial; rows: the first seq; build progress: a
+    /// merge's older segment's serial, or the first seq a seal's rows get.
     pub lo: u64,
     /// Episodes: the first id past the part; segment: 0; rows: the first seq past the part;
-    /// merge progress: the newer segment's serial.
+    /// build progress: a merge's newer segment's serial, or 0 for a seal.
     pub hi: u64,
     pub chunks: u32,
     pub len: u64,
@@ -234,8 +242,9 @@ pub(crate) struct SnapState {
     pub accessed: FastSet,
     /// The vector keys the head lists as unsealed: the parts lack their rows (module docs).
     pub unsealed: Vec<u64>,
-    /// The merge in progress is to wait while its progress is written ahead (module docs).
-    pub store_progress: bool,
+    /// The graph build in progress (as `VectorIndex::building` names it) waits while its
+    /// progress is written ahead (module docs).
+    pub store_progress: Option<(u64, u64)>,
 }
 
 impl SnapState {
@@ -276,21 +285,18 @@ impl SnapState {
         serials.iter().any(|&s| self.segment_part(s).is_none())
     }
 
-    /// True while the merge in progress waits for its progress to be written: asked for, or
-    /// being written ahead.
-    pub fn storing_progress(&self) -> bool {
-        self.store_progress || self.pending.iter().any(|p| p.kind == PROGRESS && !p.orphan)
+    /// True while `building`, the graph build in progress (`VectorIndex::building`), waits for
+    /// its progress to be written: asked for, or being written ahead.
+    pub fn storing_progress(&self, building: Option<(u64, u64)>) -> bool {
+        let Some(build) = building else { return false };
+        self.store_progress == Some(build)
+            || self.pending.iter().any(|p| p.kind == PROGRESS && !p.orphan && (p.lo, p.hi) == build)
     }
 
     /// True when the stored snapshot has no episodes part: none was written yet (the head may
     /// list a build's progress alone), or none is usable.
     pub fn is_first(&self) -> bool {
         !self.parts.iter().any(|p| p.kind == EPISODES)
-    }
-
-    /// True when the head lists the part of the sealed segment whose serial is `serial`.
-    pub fn lists_segment(&self, serial: u64) -> bool {
-        self.segment_part(serial).is_some()
     }
 
     /// The stored part of the sealed segment whose serial is `serial`.
@@ -506,6 +512,9 @@ pub(crate) struct Markers {
     pub dirty: Vec<u64>,
     /// Access entries: (episode id, last access, access count).
     pub accessed: Vec<(u64, i64, u32)>,
+    /// Episodes whose access entry is damaged (also in `dirty`): the next full rewrite
+    /// deletes the entry.
+    pub damaged: Vec<u64>,
     /// Why the snapshot cannot be used: a marker or entry whose key names no episode, so which
     /// episode differs from its part is unknown. The namespace is then rebuilt from its
     /// records, and its first snapshot deletes every marker and entry ([`stale_keys`]).
@@ -538,7 +547,10 @@ pub(crate) fn markers(store: &impl KvStore, ns: &Namespace) -> Result<Markers> {
             (Some(id), Some(at), Some(count)) => {
                 m.accessed.push((id, i64::from_le_bytes(at), u32::from_le_bytes(count)))
             }
-            (Some(id), ..) => m.dirty.push(id),
+            (Some(id), ..) => {
+                m.dirty.push(id);
+                m.damaged.push(id);
+            }
             (None, ..) => {
                 let why = format!("an access entry whose key has {} bytes", k.len());
                 m.unusable.get_or_insert(why);
@@ -575,6 +587,8 @@ pub(crate) struct Written {
     pub unsealed: Vec<u64>,
     /// Bytes of the parts written.
     pub bytes: usize,
+    /// The build's progress, asked for, was written whole.
+    pub progress_stored: bool,
 }
 
 /// The first part id past every part id of the chunk `keys` ([`stale_keys`]): a namespace
@@ -675,7 +689,7 @@ pub(crate) fn batch(
         let wanted = match p.kind {
             SEGMENT => serials.contains(&p.lo),
             ROWS => vectors.holds_rows(p.lo, p.hi),
-            _ => false, // merge progress is listed by the call that completes it
+            _ => false, // build progress is listed by the call that completes it, or below
         };
         if p.ready() && wanted {
             ready.push(p.part());
@@ -729,18 +743,35 @@ pub(crate) fn batch(
         vectors.encode_rows_part(rows_hi, vectors.next_seq(), &mut w);
         kept.push(put_part(&mut batch, ROWS, rows_hi, vectors.next_seq(), w.finish()));
     }
-    // A merge's progress stays listed while the merge goes on.
+    // A build's progress stays listed while the build goes on; when it is asked for, it is
+    // written whole here, in place of the one before.
+    let building = vectors.building();
+    let progress_stored = building.is_some() && snap.store_progress == building;
     for p in snap.parts.iter().filter(|p| p.kind == PROGRESS) {
-        if vectors.building() == Some((p.lo, p.hi)) {
+        if building == Some((p.lo, p.hi)) && !progress_stored {
             kept.push(p.clone());
         } else {
             delete_part(&mut batch, p);
         }
     }
+    if let Some((lo, hi)) = building.filter(|_| progress_stored) {
+        let mut w = Writer::new();
+        vectors.encode_progress(&mut w);
+        kept.push(put_part(&mut batch, PROGRESS, lo, hi, w.finish()));
+    }
     let unsealed = vectors.unsealed_ids();
     let record = head(parts.next_id, next_part, &kept, &[], &unsealed);
     batch.put(ns.key(Table::Snapshot, b"head"), record);
-    Ok(Written { batch, watermark: parts.next_id, parts: kept, next_part, full, bytes, unsealed })
+    Ok(Written {
+        batch,
+        watermark: parts.next_id,
+        parts: kept,
+        next_part,
+        full,
+        bytes,
+        unsealed,
+        progress_stored,
+    })
 }
 
 /// Adds to `batch` the deletion of part `id`'s first `chunks` chunks.
@@ -831,10 +862,10 @@ pub(super) fn read_pending(r: &mut Reader) -> Result<Vec<Pending>> {
 pub(crate) struct Ahead {
     pub batch: Batch,
     pub pending: Vec<Pending>,
-    /// The parts the head lists: as before, unless this slice completed a merge's progress,
+    /// The parts the head lists: as before, unless this slice completed a build's progress,
     /// which it lists in place of the one before.
     pub parts: Vec<Part>,
-    /// This slice completed the merge's progress.
+    /// This slice completed the build's progress.
     pub progress_stored: bool,
     pub next_part: u64,
     /// Bytes of chunks written.
@@ -885,7 +916,7 @@ pub(crate) fn ahead(
     todo.extend(rows.into_iter().map(|(lo, hi)| (ROWS, lo, hi)));
     // Then the build's progress, when asked for or being written.
     let building = vectors.building();
-    let progress = snap.store_progress || pending.iter().any(|p| p.kind == PROGRESS);
+    let progress = snap.storing_progress(building);
     if let Some((lo, hi)) = building.filter(|_| progress) {
         todo.push((PROGRESS, lo, hi));
     }
@@ -935,8 +966,8 @@ pub(crate) fn ahead(
     if batch.is_empty() {
         return Ok(None);
     }
-    // A merge's progress written whole is listed at once, in place of the one before: the
-    // segments it names are listed already (the merge waited for them).
+    // A build's progress written whole is listed at once, in place of the one before: the
+    // segments a merge names are listed already (the build waited for them).
     let mut parts = snap.parts.clone();
     let done = pending.iter().position(|p| p.kind == PROGRESS && p.complete());
     let progress_stored = done.is_some();
