@@ -26,6 +26,8 @@ fn embeddings_match_onnxruntime_one_by_one_and_batched() {
     let cases = reference_cases();
     for fixed in [true, false] {
         let mut e = load(fixed);
+        // 12 layers: 25 layer norms (embeddings, 2 per layer) and 12 masked softmaxes fused
+        assert_eq!(e.fused_ops(), (25, 12), "the fused layer norm and softmax ran");
         // one by one
         for case in &cases {
             let (role, text) = split_prefix(&case.text);

@@ -23,6 +23,8 @@ fn minilm_matches_onnxruntime() {
     let mut e =
         BertEmbedder::from_dir(&minilm_dir(), BertConfig::plain("all-minilm-l6-v2")).unwrap();
     assert_eq!(e.dim(), 384);
+    // an export the project did not write: its 13 layer norms and 6 softmaxes fuse too
+    assert_eq!(e.fused_ops(), (13, 6));
     assert!(!e.compact_tokenizer(), "WordPiece goes through Hugging Face tokenizers");
     assert_eq!(e.max_tokens(), 128, "the tokenizer's own truncation (128) wins over 512");
     let cases = json["cases"].as_array().unwrap();

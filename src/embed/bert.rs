@@ -5,8 +5,9 @@
 //! multilingual-e5-small (the default), e5-base, e5-small-v2, bge, all-MiniLM…
 //!
 //! Loading happens in stages, each with its own error: tokenizer parse, ONNX parse, input and
-//! output discovery, type analysis and decluttering. Optimised plans are made lazily per
-//! shape bucket (see `plan.rs`).
+//! output discovery, type analysis and decluttering. Layer norms and masked softmaxes are then
+//! fused into one op each (`fuse.rs`). Optimised plans are made lazily per shape bucket (see
+//! `plan.rs`).
 
 use sha2::{Digest, Sha256};
 use tract_onnx::prelude::*;
@@ -80,6 +81,7 @@ pub struct BertEmbedder {
     dim: usize,
     plans: PlanCache,
     cache: EmbeddingCache,
+    fused: (usize, usize),
 }
 
 impl std::fmt::Debug for BertEmbedder {
@@ -104,7 +106,7 @@ impl BertEmbedder {
 
     /// [`BertEmbedder::from_bytes`], calling `stage` with each stage's name as it ends —
     /// "model id" (SHA-256 of both files), "tokenizer", "parse", "type analysis",
-    /// "declutter" — so that a caller with a clock can break the load down (the engine keeps
+    /// "declutter", "fuse" — so that a caller with a clock can break the load down (the engine keeps
     /// none).
     pub fn from_bytes_staged(
         onnx: &[u8],
@@ -142,8 +144,11 @@ impl BertEmbedder {
         let typed = model.into_typed().map_err(onnx_err("type analysis"))?;
         stage("type analysis");
         let dim = hidden_dim(&typed)?;
-        let base = typed.into_decluttered().map_err(onnx_err("declutter"))?;
+        let mut base = typed.into_decluttered().map_err(onnx_err("declutter"))?;
         stage("declutter");
+        let fused =
+            super::fuse::fuse(&mut base).map_err(onnx_err("fusing layer norms and softmaxes"))?;
+        stage("fuse");
         let max_tokens = tokenizer.max_tokens();
         let cache = EmbeddingCache::new(config.cache_capacity);
         Ok(Self {
@@ -154,6 +159,7 @@ impl BertEmbedder {
             plans: PlanCache::new(base, batch, seq, max_tokens),
             cache,
             config,
+            fused,
         })
     }
 
@@ -181,6 +187,12 @@ impl BertEmbedder {
             self.plans.get(shape)?;
         }
         Ok(())
+    }
+
+    /// How many layer norms and masked softmaxes run as one fused op each (see `fuse.rs`);
+    /// `(0, 0)` for a graph whose chains did not match, which then runs unfused.
+    pub fn fused_ops(&self) -> (usize, usize) {
+        self.fused
     }
 
     /// How many optimised plans are held.

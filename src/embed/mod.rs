@@ -17,6 +17,8 @@
 mod bert;
 #[cfg(feature = "model")]
 mod cache;
+#[cfg(feature = "model")]
+mod fuse;
 pub mod passages;
 #[cfg(feature = "model")]
 mod plan;
