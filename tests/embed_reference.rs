@@ -96,6 +96,28 @@ fn model_id_names_the_model_and_its_files() {
     assert!(e.compact_tokenizer(), "the default tokenizer.json takes the compact path");
 }
 
+/// `tools/build-model` appends the model id's hash to both model files, so a load checks two
+/// CRC-32s instead of hashing ~50 MB; the id is the one the bytes hash to all the same.
+#[test]
+fn the_built_files_carry_their_digest_and_keep_their_id() {
+    use mnemo::embed::digest::{model_digest, sha256_hex, TRAILER_LEN};
+    let dir = model_dir();
+    let tok = std::fs::read(dir.join("tokenizer.json")).unwrap();
+    for file in ["model.onnx", "model.q4.onnx"] {
+        let onnx = std::fs::read(dir.join(file)).unwrap();
+        let d = model_digest(&onnx, &tok);
+        assert!(d.from_trailer, "{file} has no digest trailer: rebuild it with tools/build-model");
+        let body = &onnx[..onnx.len() - TRAILER_LEN];
+        assert_eq!(d.sha256_hex, sha256_hex(body, &tok), "{file}: the stored hash is the real one");
+        // the same model without its trailer loads under the same id
+        let config = || BertConfig::e5("e5");
+        let with = BertEmbedder::from_bytes(&onnx, &tok, config()).unwrap();
+        let without = BertEmbedder::from_bytes(body, &tok, config()).unwrap();
+        assert_eq!(with.model_id(), without.model_id());
+        assert_eq!(with.model_id(), format!("e5@{}", &d.sha256_hex[..12]));
+    }
+}
+
 #[test]
 fn bad_model_bytes_name_the_file() {
     let tok = std::fs::read(model_dir().join("tokenizer.json")).unwrap();

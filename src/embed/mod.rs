@@ -18,6 +18,8 @@ mod bert;
 #[cfg(feature = "model")]
 mod cache;
 #[cfg(feature = "model")]
+pub mod digest;
+#[cfg(feature = "model")]
 mod fuse;
 pub mod passages;
 #[cfg(feature = "model")]

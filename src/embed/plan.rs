@@ -25,8 +25,13 @@ const BATCH_BUCKETS: &[usize] = &[1, 2, 4, 8, 16];
 pub(crate) type Plan = Arc<TypedRunnableModel>;
 
 /// The decluttered graph with symbolic inputs, and the plans optimised from it so far.
+///
+/// Without fixed shapes only the one symbolic plan is ever made, so the graph is dropped once
+/// it is: its f32 weights would otherwise stay in memory next to the plan's packed copy
+/// (~85 MB for the default model).
 pub(crate) struct PlanCache {
-    base: TypedModel,
+    base: Option<TypedModel>,
+    fixed_shapes: bool,
     batch: Symbol,
     seq: Symbol,
     max_tokens: usize,
@@ -34,8 +39,14 @@ pub(crate) struct PlanCache {
 }
 
 impl PlanCache {
-    pub fn new(base: TypedModel, batch: Symbol, seq: Symbol, max_tokens: usize) -> Self {
-        Self { base, batch, seq, max_tokens, plans: HashMap::new() }
+    pub fn new(
+        base: TypedModel,
+        batch: Symbol,
+        seq: Symbol,
+        max_tokens: usize,
+        fixed_shapes: bool,
+    ) -> Self {
+        Self { base: Some(base), fixed_shapes, batch, seq, max_tokens, plans: HashMap::new() }
     }
 
     /// The padded `(batch, seq)` shape used for `n` texts whose longest has `len` tokens.
@@ -61,25 +72,35 @@ impl PlanCache {
         if let Some(p) = self.plans.get(&key) {
             return Ok(p.clone());
         }
-        let plan = self.optimise(shape)?;
+        // Without fixed shapes the graph is handed to the optimiser, not copied, so its f32
+        // weights are freed as they are packed.
+        let base = if self.fixed_shapes { self.base.clone() } else { self.base.take() };
+        let plan = self.optimise(base, shape)?;
         self.plans.insert(key, plan.clone());
         Ok(plan)
     }
 
-    fn optimise(&self, shape: Option<(usize, usize)>) -> Result<Plan> {
+    fn optimise(&self, base: Option<TypedModel>, shape: Option<(usize, usize)>) -> Result<Plan> {
         let err = |stage, e: TractError| Error::ModelLoad {
             file: ModelFile::Onnx,
             stage,
             detail: format!("{e:#}"),
         };
+        let base = base.ok_or_else(|| Error::ModelLoad {
+            file: ModelFile::Onnx,
+            stage: "optimising",
+            detail: "the graph was dropped after its one symbolic plan was made; \
+                     load the model with fixed_shapes to optimise per-shape plans"
+                .into(),
+        })?;
         let model = match shape {
             Some((batch, seq)) => {
                 let mut values = HashMap::new();
                 values.insert(self.batch.clone(), TDim::Val(batch as i64));
                 values.insert(self.seq.clone(), TDim::Val(seq as i64));
-                self.base.set_symbols(&values).map_err(|e| err("fixing shapes", e))?
+                base.set_symbols(&values).map_err(|e| err("fixing shapes", e))?
             }
-            None => self.base.clone(),
+            None => base,
         };
         let optimised = model.into_optimized().map_err(|e| err("optimising", e))?;
         optimised.into_runnable().map_err(|e| err("planning", e))
