@@ -1,7 +1,11 @@
 //! Embedding benchmark, tract native side. Prints one JSON object (figures, not assertions).
 //!
 //! `cargo bench --bench embed -- [--model DIR] [--file model.onnx] [--texts FILE] [--iters N]
-//! [--buckets] [--hf-tokenizer]`
+//! [--buckets] [--hf-tokenizer] [--ingest]`
+//!
+//! `--ingest` measures ingest throughput instead: 96 distinct passages of 64 tokens embedded
+//! in batches of 16, by 1 and then 2 threads, each thread with its own embedder; `--texts` then
+//! receives those passages, for `tools/bench/ingest-chromium.mjs` (1 and 2 Web Workers).
 //!
 //! Writes the benchmark texts (16 passages of exactly 32 and of exactly 128 tokens, prefix and
 //! special tokens included) to `--texts` so the onnxruntime and wasm sides run the same inputs.
@@ -73,6 +77,56 @@ fn trim_heap() {
     }
 }
 
+/// Passages per second with 1 and 2 threads, each thread its own embedder; prints JSON.
+fn ingest_throughput(model: &std::path::Path, file: &str, texts_out: Option<&std::path::Path>) {
+    let onnx = std::sync::Arc::new(std::fs::read(model.join(file)).expect("model file"));
+    let tok = std::sync::Arc::new(std::fs::read(model.join("tokenizer.json")).expect("tokenizer"));
+    let config = || BertConfig { cache_capacity: 0, ..BertConfig::e5("e5") };
+    let probe = BertEmbedder::from_bytes(&onnx, &tok, config()).expect("model loads");
+    let texts = std::sync::Arc::new(texts_of(&probe, 64, 96));
+    drop(probe);
+    if let Some(path) = texts_out {
+        let doc = serde_json::json!({ "texts": *texts });
+        std::fs::write(path, serde_json::to_vec_pretty(&doc).unwrap()).expect("write texts");
+    }
+    let mut out = serde_json::Map::new();
+    for threads in [1usize, 2] {
+        let start = std::sync::Arc::new(std::sync::Barrier::new(threads + 1));
+        let workers: Vec<_> = (0..threads)
+            .map(|w| {
+                let (onnx, tok, texts, start) =
+                    (onnx.clone(), tok.clone(), texts.clone(), start.clone());
+                std::thread::spawn(move || {
+                    let mut e = BertEmbedder::from_bytes(&onnx, &tok, config()).expect("loads");
+                    e.embed(&["warm up the plan"], Role::Passage).expect("embeds");
+                    let mine: Vec<&str> =
+                        texts.iter().skip(w).step_by(threads).map(String::as_str).collect();
+                    start.wait();
+                    for batch in mine.chunks(16) {
+                        e.embed(batch, Role::Passage).expect("embeds");
+                    }
+                })
+            })
+            .collect();
+        start.wait();
+        let t = Instant::now();
+        for w in workers {
+            w.join().expect("worker ran");
+        }
+        let per_s = texts.len() as f64 / t.elapsed().as_secs_f64();
+        out.insert(format!("threads_{threads}"), serde_json::json!(per_s));
+    }
+    let ratio = out["threads_2"].as_f64().unwrap() / out["threads_1"].as_f64().unwrap();
+    println!(
+        "{}",
+        serde_json::json!({
+            "runtime": format!("tract native, {file}, ingest (64-token passages, batches of 16)"),
+            "passages_per_s": out,
+            "two_over_one": ratio,
+        })
+    );
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -85,6 +139,7 @@ fn main() {
     let mut fixed = false;
     let mut file = String::from("model.onnx");
     let mut compact = true;
+    let mut ingest = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -94,8 +149,12 @@ fn main() {
             "--buckets" => fixed = true,
             "--file" => file = args.next().expect("--file NAME"),
             "--hf-tokenizer" => compact = false,
+            "--ingest" => ingest = true,
             _ => {} // cargo bench passes --bench
         }
+    }
+    if ingest {
+        return ingest_throughput(&model, &file, texts_out.as_deref());
     }
     let rss_before = rss_kib("VmRSS:");
     let onnx = std::fs::read(model.join(&file)).expect("model file");

@@ -611,7 +611,9 @@ export declare class Mnemo {
 
 /** A BERT-family embedder (multilingual-e5-small by default) from model and tokenizer bytes. */
 export declare class Embedder {
-  constructor(model: Uint8Array, tokenizer: Uint8Array, options?: { name?: string; kind?: "e5" | "plain"; cacheCapacity?: number });
+  /** `onStage` is called with each load stage's name as it ends ("model id", "tokenizer",
+   * "parse", "type analysis", "declutter", "fuse"), for timing the load by stage. */
+  constructor(model: Uint8Array, tokenizer: Uint8Array, options?: { name?: string; kind?: "e5" | "plain"; cacheCapacity?: number; onStage?: (stage: string) => void });
   readonly modelId: string;
   readonly dim: number;
   embed(texts: string[], role: "query" | "passage"): { dim: number; vectors: Float32Array; tokens: Uint32Array; truncated: Uint8Array; negated: Uint8Array };

@@ -31,7 +31,9 @@ impl JsEmbedder {
     /// Loads a model from the bytes of `model.onnx` and `tokenizer.json`. `options` may set
     /// `name` (default `"multilingual-e5-small-latin"`), `kind` (`"e5"`: query:/passage:
     /// prefixes, the default; `"plain"`: none) and `cacheCapacity` (embeddings remembered by
-    /// content hash, default 4096; 0 disables).
+    /// content hash, default 4096; 0 disables) and `onStage`, a function called with each load
+    /// stage's name as it ends ("model id", "tokenizer", "parse", "type analysis", "declutter",
+    /// "fuse"), so that a caller can time the load by stage.
     #[wasm_bindgen(constructor)]
     pub fn new(
         model: &[u8],
@@ -67,7 +69,19 @@ impl JsEmbedder {
                 }
             }
         }
-        BertEmbedder::from_bytes(model, tokenizer, config)
+        let on_stage = match get("onStage") {
+            None => None,
+            Some(f) => Some(f.dyn_into::<js_sys::Function>().map_err(|_| {
+                js_error(crate::Error::InvalidInput("onStage must be a function".into()))
+            })?),
+        };
+        let mut stage = |name: &'static str| {
+            if let Some(f) = &on_stage {
+                // A throwing callback must not fail the load: its result is only a timing.
+                let _ = f.call1(&JsValue::NULL, &JsValue::from_str(name));
+            }
+        };
+        BertEmbedder::from_bytes_staged(model, tokenizer, config, &mut stage)
             .map(|inner| JsEmbedder { inner })
             .map_err(js_error)
     }

@@ -3,6 +3,16 @@ import json
 import sys
 
 rows = [json.loads(line) for line in sys.stdin if line.strip().startswith("{")]
+
+if "--ingest" in sys.argv:
+    print("| ingest | 1 | 2 | 2 / 1 |")
+    print("|---|---|---|---|")
+    for r in rows:
+        one, two = sorted(r["passages_per_s"].items())
+        print(f"| {r['runtime']} | {one[1]:.1f} /s | {two[1]:.1f} /s | {r['two_over_one']:.2f}× |")
+    print("\npassages per second, each thread or Web Worker with its own embedder.")
+    sys.exit(0)
+
 cols = ["t32_b1", "t32_b16", "t128_b1", "t128_b16"]
 head = "| runtime | 32 tok, batch 1 | 32 tok, batch 16 | 128 tok, batch 1 | 128 tok, batch 16 | load ms | first embed ms | memory MB |"
 print(head)
@@ -13,6 +23,11 @@ def mem(r):
     if "wasm_memory_mb" in r:
         return f"{r['wasm_memory_mb']:.0f} wasm heap / {r['peak_rss_mb']:.0f} peak RSS"
     return f"{r.get('rss_loaded_mb', 0):.0f} loaded / {r['peak_rss_mb']:.0f} peak RSS"
+
+
+def stages(r):
+    s = r.get("load_stages_ms")
+    return "; ".join(f"{k} {v:.0f}" for k, v in s.items()) if s else ""
 
 
 def line(r):
@@ -36,3 +51,7 @@ for prefix, peer in (("tract native", "onnxruntime"), ("tract wasm", "onnxruntim
         if rb:
             print(ratio(ra, rb, "tract " + ra["runtime"].split(", ", 1)[1] + " / " + peer))
 print("\nms per passage (median); single thread; same token ids on every side.")
+print("\nLoad by stage, ms:")
+for r in rows:
+    if stages(r):
+        print(f"- {r['runtime']}: {stages(r)}")

@@ -7,9 +7,19 @@ const glue = await import(join(root, `pkg/${process.env.MNEMO_PKG ?? "wasm"}/mne
 const wasmBytes = readFileSync(join(root, `pkg/${process.env.MNEMO_PKG ?? "wasm"}/mnemo_bg.wasm`));
 const t0 = performance.now();
 const exports = glue.initSync({ module: wasmBytes });
+const compiled = performance.now() - t0;
 const onnx = readFileSync(join(model, file));
 const tok = readFileSync(join(model, "tokenizer.json"));
-const e = new glue.Embedder(onnx, tok, { name: "e5", cacheCapacity: 0 });
+const stages = { "compile + instantiate": compiled, "read files": performance.now() - t0 - compiled };
+let last = performance.now();
+const e = new glue.Embedder(onnx, tok, {
+  name: "e5",
+  cacheCapacity: 0,
+  onStage: (name) => {
+    stages[name] = performance.now() - last;
+    last = performance.now();
+  },
+});
 const load = performance.now() - t0;
 const t1 = performance.now();
 e.embed(["warm"], "passage");
@@ -19,6 +29,7 @@ const res = await measure(c, iters, (set, batch) => e.embed(set.texts.slice(0, b
 print({
   runtime: `tract wasm (Node), ${file}`,
   load_ms: load,
+  load_stages_ms: stages,
   first_embed_ms: first,
   ms_per_passage: res,
   wasm_memory_mb: mb(exports.memory.buffer.byteLength),
