@@ -3,6 +3,9 @@
 //! `cargo bench --bench embed -- [--model DIR] [--file model.onnx] [--texts FILE] [--iters N]
 //! [--buckets] [--hf-tokenizer] [--ingest]`
 //!
+//! `--compile` first compiles `--file` into `model.nnef.tar` in the model directory (see
+//! `BertEmbedder::compile`) and measures that.
+//!
 //! `--ingest` measures ingest throughput instead: 96 distinct passages of 64 tokens embedded
 //! in batches of 16, by 1 and then 2 threads, each thread with its own embedder; `--texts` then
 //! receives those passages, for `tools/bench/ingest-chromium.mjs` (1 and 2 Web Workers).
@@ -140,6 +143,7 @@ fn main() {
     let mut file = String::from("model.onnx");
     let mut compact = true;
     let mut ingest = false;
+    let mut compile = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -150,8 +154,18 @@ fn main() {
             "--file" => file = args.next().expect("--file NAME"),
             "--hf-tokenizer" => compact = false,
             "--ingest" => ingest = true,
+            "--compile" => compile = true,
             _ => {} // cargo bench passes --bench
         }
+    }
+    if compile {
+        // model.onnx compiled to model.nnef.tar (typed, decluttered, fused), then measured
+        let read = |n: &str| std::fs::read(model.join(n)).expect("model files");
+        let archive =
+            BertEmbedder::compile(&read(&file), &read("tokenizer.json")).expect("compiles");
+        std::fs::write(model.join("model.nnef.tar"), archive).expect("write model.nnef.tar");
+        file = "model.nnef.tar".into();
+        trim_heap();
     }
     if ingest {
         return ingest_throughput(&model, &file, texts_out.as_deref());

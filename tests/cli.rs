@@ -432,3 +432,16 @@ fn the_demo_runs_the_main_job_for_people() {
     let (ok, _, err) = mnemo(&["demo", "--store", store.to_str().unwrap()]);
     assert!(!ok && err.contains("already holds episodes"), "{err}");
 }
+
+#[test]
+fn compile_model_writes_an_archive_that_embeds_as_the_onnx_file_does() {
+    let out = dir("compile-model").join("model.nnef.tar");
+    let (ok, stdout, stderr) = mnemo(&["--json", "compile-model", "--out", out.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    let doc = one_json(&stdout);
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(doc["bytes"].as_u64(), Some(bytes.len() as u64));
+    assert_eq!(&bytes[257..262], b"ustar", "a tar archive");
+    let (ok, _, stderr) = mnemo(&["compile-model", "--file", "no-such.onnx"]);
+    assert!(!ok && stderr.contains("no-such.onnx"), "{stderr}");
+}

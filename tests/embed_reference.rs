@@ -118,6 +118,34 @@ fn the_built_files_carry_their_digest_and_keep_their_id() {
     }
 }
 
+/// The model compiled to NNEF (typed, decluttered and fused at build time) loads under the
+/// ONNX file's model id and embeds as it does.
+#[test]
+fn the_compiled_model_loads_under_the_same_id_and_matches() {
+    let dir = model_dir();
+    let tok = std::fs::read(dir.join("tokenizer.json")).unwrap();
+    let onnx = std::fs::read(dir.join("model.onnx")).unwrap();
+    let archive = BertEmbedder::compile(&onnx, &tok).expect("compiles");
+    let mut stages = Vec::new();
+    let config = BertConfig::e5("multilingual-e5-small-latin");
+    let mut e = BertEmbedder::from_bytes_staged(&archive, &tok, config, &mut |s| stages.push(s))
+        .expect("the archive loads");
+    assert_eq!(stages, ["model id", "tokenizer", "read archive"], "no parse, analysis, declutter");
+    assert_eq!(e.model_id(), load(false).model_id());
+    assert_eq!(e.fused_ops(), (25, 12));
+    for case in reference_cases() {
+        let (role, text) = split_prefix(&case.text);
+        let c = cosine(&e.embed(&[text], role).unwrap()[0].vector, &case.embedding);
+        assert!(c >= 0.9999, "compiled model: cosine {c} for {:?}", case.text);
+    }
+    assert_eq!(BertEmbedder::compile(&onnx, &tok).unwrap(), archive, "compiling is deterministic");
+    let err = BertEmbedder::compile(&archive, &tok).unwrap_err();
+    assert!(err.to_string().contains("compiled already"), "{err}");
+    let mut damaged = archive.clone();
+    damaged.truncate(archive.len() / 2);
+    assert!(BertEmbedder::from_bytes(&damaged, &tok, BertConfig::e5("x")).is_err());
+}
+
 #[test]
 fn bad_model_bytes_name_the_file() {
     let tok = std::fs::read(model_dir().join("tokenizer.json")).unwrap();

@@ -613,6 +613,9 @@ export declare class Mnemo {
 export declare class Embedder {
   /** `onStage` is called with each load stage's name as it ends ("model id", "tokenizer",
    * "parse", "type analysis", "declutter", "fuse"), for timing the load by stage. */
+  /** Compiles `model.onnx` bytes into a `model.nnef.tar` archive (typed, decluttered and
+   * fused), which the constructor loads without parsing or analysing it, same model id. */
+  static compile(model: Uint8Array, tokenizer: Uint8Array): Uint8Array;
   constructor(model: Uint8Array, tokenizer: Uint8Array, options?: { name?: string; kind?: "e5" | "plain"; cacheCapacity?: number; onStage?: (stage: string) => void });
   readonly modelId: string;
   readonly dim: number;

@@ -86,6 +86,14 @@ impl JsEmbedder {
             .map_err(js_error)
     }
 
+    /// Compiles the bytes of `model.onnx` into a `model.nnef.tar` archive (the graph already
+    /// typed, decluttered and fused), which `new Embedder(archive, tokenizer)` loads without
+    /// parsing or analysing it, under the same model id.
+    pub fn compile(model: &[u8], tokenizer: &[u8]) -> Result<Uint8Array, JsValue> {
+        let archive = BertEmbedder::compile(model, tokenizer).map_err(js_error)?;
+        Ok(Uint8Array::from(&archive[..]))
+    }
+
     pub(crate) fn into_inner(self) -> BertEmbedder {
         self.inner
     }

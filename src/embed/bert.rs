@@ -106,8 +106,9 @@ impl BertEmbedder {
     /// [`BertEmbedder::from_bytes`], calling `stage` with each stage's name as it ends —
     /// "model id" (SHA-256 of both files, or the CRC-32 check of the digest trailer
     /// `tools/build-model` appends; see `digest.rs`), "tokenizer", "parse", "type analysis",
-    /// "declutter", "fuse" — so that a caller with a clock can break the load down (the engine keeps
-    /// none).
+    /// "declutter", "fuse" for `model.onnx`, or "read archive" for a compiled `model.nnef.tar`
+    /// ([`BertEmbedder::compile`]) — so that a caller with a clock can break the load down (the
+    /// engine keeps none). `onnx` may be either file: an archive is told by its tar header.
     pub fn from_bytes_staged(
         onnx: &[u8],
         tokenizer: &[u8],
@@ -128,25 +129,23 @@ impl BertEmbedder {
         };
         stage("tokenizer");
 
-        let mut model =
-            tract_onnx::onnx().model_for_read(&mut &onnx[..]).map_err(onnx_err("parse"))?;
-        stage("parse");
-        let inputs = discover_inputs(&model)?;
-        let (batch, seq) = batch_and_seq_symbols(&model)?;
-        for ix in 0..inputs.len() {
-            let fact =
-                InferenceFact::dt_shape(i64::datum_type(), tvec![batch.to_dim(), seq.to_dim()]);
-            model.set_input_fact(ix, fact).map_err(onnx_err("inputs"))?;
-        }
-        select_hidden_state(&mut model)?;
-        let typed = model.into_typed().map_err(onnx_err("type analysis"))?;
-        stage("type analysis");
-        let dim = hidden_dim(&typed)?;
-        let mut base = typed.into_decluttered().map_err(onnx_err("declutter"))?;
-        stage("declutter");
-        let fused =
-            super::fuse::fuse(&mut base).map_err(onnx_err("fusing layer norms and softmaxes"))?;
-        stage("fuse");
+        let (base, inputs, batch, seq) = if super::nnef::is_archive(onnx) {
+            let model = super::nnef::read(onnx).map_err(onnx_err("reading the NNEF archive"))?;
+            stage("read archive");
+            let names: Vec<String> = model
+                .input_outlets()
+                .map_err(onnx_err("inputs"))?
+                .iter()
+                .map(|o| model.node(o.node).name.clone())
+                .collect();
+            let inputs = inputs_named(&names)?;
+            let (batch, seq) = typed_batch_and_seq(&model)?;
+            (model, inputs, batch, seq)
+        } else {
+            decluttered_onnx(onnx, stage)?
+        };
+        let dim = hidden_dim(&base)?;
+        let fused = super::fuse::count(&base);
         let max_tokens = tokenizer.max_tokens();
         let cache = EmbeddingCache::new(config.cache_capacity);
         Ok(Self {
@@ -159,6 +158,22 @@ impl BertEmbedder {
             config,
             fused,
         })
+    }
+
+    /// Compiles `model.onnx` into the NNEF archive a load reads without parsing, analysing or
+    /// decluttering (see `nnef.rs`), ending in a digest trailer that gives it the model id of
+    /// the ONNX file: `tools/build-model` writes it as `model.nnef.tar`.
+    pub fn compile(onnx: &[u8], tokenizer: &[u8]) -> Result<Vec<u8>> {
+        let digest = super::digest::model_digest(onnx, tokenizer);
+        if super::nnef::is_archive(digest.onnx) {
+            return Err(Error::InvalidInput("this model is compiled already".into()));
+        }
+        let (base, ..) = decluttered_onnx(digest.onnx, &mut |_| {})?;
+        let mut archive =
+            super::nnef::write(&base).map_err(onnx_err("writing the NNEF archive"))?;
+        let trailer = super::digest::trailer_for(&digest.sha256_hex, &archive, tokenizer);
+        archive.extend_from_slice(&trailer);
+        Ok(archive)
     }
 
     /// Loads `model.onnx` and `tokenizer.json` from a directory (native hosts).
@@ -360,6 +375,48 @@ fn normalise(v: &mut [f32]) {
     v.iter_mut().for_each(|x| *x /= norm);
 }
 
+/// Parses an ONNX model and makes the decluttered, fused graph with symbolic `[batch, seq]`
+/// inputs, naming each stage as it ends: "parse", "type analysis", "declutter", "fuse".
+fn decluttered_onnx(
+    onnx: &[u8],
+    stage: &mut dyn FnMut(&'static str),
+) -> Result<(TypedModel, Vec<Input>, Symbol, Symbol)> {
+    let mut model = tract_onnx::onnx().model_for_read(&mut &onnx[..]).map_err(onnx_err("parse"))?;
+    stage("parse");
+    let inputs = discover_inputs(&model)?;
+    let (batch, seq) = batch_and_seq_symbols(&model)?;
+    for ix in 0..inputs.len() {
+        let fact = InferenceFact::dt_shape(i64::datum_type(), tvec![batch.to_dim(), seq.to_dim()]);
+        model.set_input_fact(ix, fact).map_err(onnx_err("inputs"))?;
+    }
+    select_hidden_state(&mut model)?;
+    let typed = model.into_typed().map_err(onnx_err("type analysis"))?;
+    stage("type analysis");
+    hidden_dim(&typed)?;
+    let mut base = typed.into_decluttered().map_err(onnx_err("declutter"))?;
+    stage("declutter");
+    super::fuse::fuse(&mut base).map_err(onnx_err("fusing layer norms and softmaxes"))?;
+    stage("fuse");
+    Ok((base, inputs, batch, seq))
+}
+
+/// The batch and sequence symbols of a typed model's first input (`[batch, seq]`).
+fn typed_batch_and_seq(model: &TypedModel) -> Result<(Symbol, Symbol)> {
+    let fact = model.input_fact(0).map_err(onnx_err("inputs"))?;
+    let sym = |ix: usize| match fact.shape.get(ix) {
+        Some(TDim::Sym(s)) => Some(s.clone()),
+        _ => None,
+    };
+    match (fact.rank(), sym(0), sym(1)) {
+        (2, Some(b), Some(s)) => Ok((b, s)),
+        _ => Err(Error::ModelLoad {
+            file: ModelFile::Onnx,
+            stage: "inputs",
+            detail: format!("the first input is {:?}; expected [batch, seq]", fact.shape),
+        }),
+    }
+}
+
 /// The exporter's own batch and sequence symbols when the first input declares them (other
 /// facts in the graph may name them), else fresh `B` and `S`.
 fn batch_and_seq_symbols(model: &InferenceModel) -> Result<(Symbol, Symbol)> {
@@ -379,10 +436,16 @@ fn batch_and_seq_symbols(model: &InferenceModel) -> Result<(Symbol, Symbol)> {
 }
 
 fn discover_inputs(model: &InferenceModel) -> Result<Vec<Input>> {
+    let outlets = model.input_outlets().map_err(onnx_err("inputs"))?;
+    let names: Vec<String> = outlets.iter().map(|o| model.node(o.node).name.clone()).collect();
+    inputs_named(&names)
+}
+
+/// Which model input each graph input is, by name.
+fn inputs_named(names: &[String]) -> Result<Vec<Input>> {
     let mut inputs = Vec::new();
-    for outlet in model.input_outlets().map_err(onnx_err("inputs"))? {
-        let name = model.node(outlet.node).name.as_str();
-        inputs.push(match name {
+    for name in names {
+        inputs.push(match name.as_str() {
             "input_ids" => Input::Ids,
             "attention_mask" => Input::Mask,
             "token_type_ids" => Input::TypeIds,

@@ -18,6 +18,9 @@
 //!        its trailer and of tokenizer.json
 //! ```
 //!
+//! A model compiled to NNEF (`nnef.rs`) ends in the same trailer, with the hash of the ONNX
+//! file it was compiled from and the CRC-32 of the archive, so both load under one id.
+//!
 //! A load checks both CRC-32s (tens of milliseconds in wasm) and then takes the stored hash.
 //! When the trailer is missing or either CRC-32 differs (another tokenizer, a damaged or
 //! edited file), it hashes the bytes itself, so the id always names the bytes it was given and
@@ -66,8 +69,11 @@ pub fn sha256_hex(onnx: &[u8], tokenizer: &[u8]) -> String {
     hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// What a trailer holds: the hex SHA-256, the body's CRC-32 and the tokenizer's CRC-32.
+type Stored = (String, u32, u32);
+
 /// The file without its trailer, and the trailer's hash and CRC-32s, when it ends in one.
-fn split_trailer(onnx: &[u8]) -> Option<(&[u8], (String, u32, u32))> {
+fn split_trailer(onnx: &[u8]) -> Option<(&[u8], Stored)> {
     let at = onnx.len().checked_sub(TRAILER_LEN)?;
     let (body, t) = onnx.split_at(at);
     let head = [0x72, 107, 0x0a, KEY.len() as u8];
@@ -88,12 +94,14 @@ fn split_trailer(onnx: &[u8]) -> Option<(&[u8], (String, u32, u32))> {
 /// The trailer for `onnx` (without a trailer) and `tokenizer`: what `tools/build-model`
 /// appends. Used by the tests and by hosts that build model files themselves.
 pub fn trailer(onnx: &[u8], tokenizer: &[u8]) -> Vec<u8> {
-    let value = format!(
-        "v1 {} {:08x} {:08x}",
-        sha256_hex(onnx, tokenizer),
-        crc32fast::hash(onnx),
-        crc32fast::hash(tokenizer)
-    );
+    trailer_for(&sha256_hex(onnx, tokenizer), onnx, tokenizer)
+}
+
+/// A trailer carrying `sha256_hex` for `body`: a compiled model (`nnef.rs`) carries the hash
+/// of the ONNX file it was made from, so that both load under one model id.
+pub fn trailer_for(sha256_hex: &str, body: &[u8], tokenizer: &[u8]) -> Vec<u8> {
+    let value =
+        format!("v1 {sha256_hex} {:08x} {:08x}", crc32fast::hash(body), crc32fast::hash(tokenizer));
     let mut t = vec![0x72, 107, 0x0a, KEY.len() as u8];
     t.extend_from_slice(KEY);
     t.extend_from_slice(&[0x12, VALUE_LEN as u8]);

@@ -86,7 +86,6 @@ impl EvalOp for LayerNorm {
                 *v = *v * g + b;
             }
         }
-        drop(plain);
         Ok(tvec!(x.into_tvalue()))
     }
 }
@@ -199,7 +198,14 @@ pub fn fuse(model: &mut TypedModel) -> TractResult<(usize, usize)> {
     Ok((norms, softmaxes))
 }
 
-fn bin_op<'m, B: BinMiniOp>(model: &'m TypedModel, outlet: OutletId) -> Option<&'m TypedNode> {
+/// How many fused layer norms and masked softmaxes a model holds.
+pub fn count(model: &TypedModel) -> (usize, usize) {
+    let norms = model.nodes.iter().filter(|n| n.op_is::<LayerNorm>()).count();
+    let softmaxes = model.nodes.iter().filter(|n| n.op_is::<MaskedSoftmax>()).count();
+    (norms, softmaxes)
+}
+
+fn bin_op<B: BinMiniOp>(model: &TypedModel, outlet: OutletId) -> Option<&TypedNode> {
     let node = model.node(outlet.node);
     node.op_as::<TypedBinOp>().filter(|op| op.0.is::<B>()).map(|_| node)
 }
@@ -345,7 +351,7 @@ mod tests {
     use super::*;
 
     fn values(n: usize, seed: f32) -> Vec<f32> {
-        (0..n).map(|i| ((i as f32 * 0.37 + seed).sin() * 3.0)).collect()
+        (0..n).map(|i| (i as f32 * 0.37 + seed).sin() * 3.0).collect()
     }
 
     fn run(op: &dyn EvalOp, inputs: Vec<Tensor>) -> Vec<f32> {

@@ -21,6 +21,8 @@ mod cache;
 pub mod digest;
 #[cfg(feature = "model")]
 mod fuse;
+#[cfg(feature = "model")]
+mod nnef;
 pub mod passages;
 #[cfg(feature = "model")]
 mod plan;

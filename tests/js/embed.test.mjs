@@ -60,3 +60,22 @@ test("bad input is a JS Error with a stable code", () => {
   assert.throws(() => new Embedder(new Uint8Array([1, 2, 3]), new Uint8Array()), (e) => e.code === "MODEL_LOAD" && /tokenizer.json/.test(e.message));
   assert.match(embedder.modelId, /^multilingual-e5-small-latin@[0-9a-f]{12}$/);
 });
+
+test("a model compiled to NNEF loads by stage, under the same id, and embeds the same", () => {
+  const tok = readFileSync(join(dir, "tokenizer.json"));
+  const archive = Embedder.compile(readFileSync(join(dir, "model.onnx")), tok);
+  assert.ok(archive instanceof Uint8Array && archive.length > 1_000_000);
+  const stages = [];
+  const compiled = new Embedder(archive, tok, { onStage: (s) => stages.push(s) });
+  assert.deepEqual(stages, ["model id", "tokenizer", "read archive"], "no parse, analysis or declutter");
+  assert.equal(compiled.modelId, embedder.modelId);
+  for (const c of referenceCases()) {
+    const [role, text] = split(c.text);
+    const cos = dot(compiled.embed([text], role).vectors, c.embedding);
+    assert.ok(cos >= 0.9999, `compiled: cosine ${cos} for ${c.text}`);
+  }
+  const onnxStages = [];
+  new Embedder(readFileSync(join(dir, "model.onnx")), tok, { onStage: (s) => onnxStages.push(s) });
+  assert.deepEqual(onnxStages, ["model id", "tokenizer", "parse", "type analysis", "declutter", "fuse"]);
+  assert.throws(() => new Embedder(archive, tok, { onStage: 3 }), /onStage must be a function/);
+});

@@ -47,6 +47,20 @@ enum Top {
     /// behaviour signals, a nightly run each night), assemble the context for a new email from
     /// her client Marco Bertelli, then mark one observation wrong and show it gone
     Demo(demo::Demo),
+    /// Compile the model directory's model.onnx into model.nnef.tar: the graph already typed,
+    /// decluttered and fused, which loads without parsing or analysing it (same model id)
+    CompileModel(CompileModel),
+}
+
+/// `mnemo compile-model`'s arguments.
+#[derive(clap::Args, Debug)]
+struct CompileModel {
+    /// The ONNX file in the model directory to compile
+    #[arg(long, default_value = "model.onnx")]
+    file: String,
+    /// Where to write the archive [default: model.nnef.tar in the model directory]
+    #[arg(long, value_name = "FILE")]
+    out: Option<std::path::PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -58,6 +72,7 @@ fn main() -> ExitCode {
         Top::Shared(c) => run(&cli.globals, c),
         Top::Mcp(a) => mcp::run(&cli.globals, a),
         Top::Demo(a) => demo::run(&cli.globals, a),
+        Top::CompileModel(a) => compile_model(&cli.globals, a),
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,
@@ -84,6 +99,26 @@ fn run(g: &Globals, command: &Command) -> Result<(), String> {
         Command::Learn(c) => learn::run(g, c, &mut memory::open_learning(g)?),
         Command::Privacy(c) => privacy::run(g, c, &mut memory::open_learning(g)?),
     }
+}
+
+fn compile_model(g: &Globals, a: &CompileModel) -> Result<(), String> {
+    let dir = g.model_dir();
+    let read = |name: &str| {
+        std::fs::read(dir.join(name)).map_err(|e| format!("{}: {e}", dir.join(name).display()))
+    };
+    let archive = BertEmbedder::compile(&read(&a.file)?, &read("tokenizer.json")?)
+        .map_err(|e| e.to_string())?;
+    let out = a.out.clone().unwrap_or_else(|| dir.join("model.nnef.tar"));
+    let tmp = out.with_extension("tar.tmp");
+    std::fs::write(&tmp, &archive)
+        .and_then(|()| std::fs::rename(&tmp, &out))
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    if g.json {
+        println!("{}", json!({"wrote": out.display().to_string(), "bytes": archive.len()}));
+    } else {
+        println!("wrote {} ({} bytes)", out.display(), archive.len());
+    }
+    Ok(())
 }
 
 pub fn load(dir: &Path) -> Result<BertEmbedder, String> {
