@@ -611,8 +611,9 @@ export declare class Mnemo {
 
 /** A BERT-family embedder (multilingual-e5-small by default) from model and tokenizer bytes. */
 export declare class Embedder {
-  /** `onStage` is called with each load stage's name as it ends ("model id", "tokenizer",
-   * "parse", "type analysis", "declutter", "fuse"), for timing the load by stage. */
+  /** `onStage` is called with each load stage's name as it ends ("model id", "tokenizer", then
+   * "parse", "type analysis", "declutter", "fuse" for model.onnx or "read archive" for a
+   * compiled model.nnef.tar), for timing the load by stage. */
   /** Compiles `model.onnx` bytes into a `model.nnef.tar` archive (typed, decluttered and
    * fused), which the constructor loads without parsing or analysing it, same model id. */
   static compile(model: Uint8Array, tokenizer: Uint8Array): Uint8Array;

@@ -32,8 +32,9 @@ impl JsEmbedder {
     /// `name` (default `"multilingual-e5-small-latin"`), `kind` (`"e5"`: query:/passage:
     /// prefixes, the default; `"plain"`: none) and `cacheCapacity` (embeddings remembered by
     /// content hash, default 4096; 0 disables) and `onStage`, a function called with each load
-    /// stage's name as it ends ("model id", "tokenizer", "parse", "type analysis", "declutter",
-    /// "fuse"), so that a caller can time the load by stage.
+    /// stage's name as it ends ("model id", "tokenizer", then "parse", "type analysis",
+    /// "declutter", "fuse" for model.onnx or "read archive" for a compiled model.nnef.tar), so
+    /// that a caller can time the load by stage.
     #[wasm_bindgen(constructor)]
     pub fn new(
         model: &[u8],

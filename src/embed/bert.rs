@@ -132,13 +132,7 @@ impl BertEmbedder {
         let (base, inputs, batch, seq) = if super::nnef::is_archive(onnx) {
             let model = super::nnef::read(onnx).map_err(onnx_err("reading the NNEF archive"))?;
             stage("read archive");
-            let names: Vec<String> = model
-                .input_outlets()
-                .map_err(onnx_err("inputs"))?
-                .iter()
-                .map(|o| model.node(o.node).name.clone())
-                .collect();
-            let inputs = inputs_named(&names)?;
+            let inputs = discover_inputs(&model)?;
             let (batch, seq) = typed_batch_and_seq(&model)?;
             (model, inputs, batch, seq)
         } else {
@@ -162,7 +156,7 @@ impl BertEmbedder {
 
     /// Compiles `model.onnx` into the NNEF archive a load reads without parsing, analysing or
     /// decluttering (see `nnef.rs`), ending in a digest trailer that gives it the model id of
-    /// the ONNX file: `tools/build-model` writes it as `model.nnef.tar`.
+    /// the ONNX file: `mnemo compile-model` writes it as `model.nnef.tar`.
     pub fn compile(onnx: &[u8], tokenizer: &[u8]) -> Result<Vec<u8>> {
         let digest = super::digest::model_digest(onnx, tokenizer);
         if super::nnef::is_archive(digest.onnx) {
@@ -392,7 +386,6 @@ fn decluttered_onnx(
     select_hidden_state(&mut model)?;
     let typed = model.into_typed().map_err(onnx_err("type analysis"))?;
     stage("type analysis");
-    hidden_dim(&typed)?;
     let mut base = typed.into_decluttered().map_err(onnx_err("declutter"))?;
     stage("declutter");
     super::fuse::fuse(&mut base).map_err(onnx_err("fusing layer norms and softmaxes"))?;
@@ -435,17 +428,16 @@ fn batch_and_seq_symbols(model: &InferenceModel) -> Result<(Symbol, Symbol)> {
     Ok((pick(0, "B"), pick(1, "S")))
 }
 
-fn discover_inputs(model: &InferenceModel) -> Result<Vec<Input>> {
-    let outlets = model.input_outlets().map_err(onnx_err("inputs"))?;
-    let names: Vec<String> = outlets.iter().map(|o| model.node(o.node).name.clone()).collect();
-    inputs_named(&names)
-}
-
-/// Which model input each graph input is, by name.
-fn inputs_named(names: &[String]) -> Result<Vec<Input>> {
+/// Which model input each graph input is, by name, in an ONNX graph or a compiled one.
+fn discover_inputs<F, O>(model: &Graph<F, O>) -> Result<Vec<Input>>
+where
+    F: Fact + Clone + 'static,
+    O: std::fmt::Debug + std::fmt::Display + AsRef<dyn Op> + AsMut<dyn Op> + Clone + 'static,
+{
     let mut inputs = Vec::new();
-    for name in names {
-        inputs.push(match name.as_str() {
+    for outlet in model.input_outlets().map_err(onnx_err("inputs"))? {
+        let name = model.node(outlet.node).name.as_str();
+        inputs.push(match name {
             "input_ids" => Input::Ids,
             "attention_mask" => Input::Mask,
             "token_type_ids" => Input::TypeIds,

@@ -6,7 +6,8 @@
 //! bias to the `[B, H, S, T]` scores ahead of the softmax, and the residual sums as an `Add` of
 //! its own. Each walks its tensor once (the broadcasting `Add` one element at a time) and the
 //! small ones cost more in dispatch than in arithmetic: fusing them took one 32-token passage
-//! from 24.8 to 19.0 ms natively, one 128-token passage from 96.4 to 69.5 ms.
+//! from 24.7 to 20.1–21.8 ms natively and one 128-token passage from 98.8 to 71.2–73.6 ms
+//! (`cargo bench --profile ci --bench embed`, 2026-12-04).
 //!
 //! - [`LayerNorm`]: `y = (x − mean(x)) / sqrt(mean((x − mean(x))²) + ε) · γ + β` over the last
 //!   axis, one pass per row (the normalisation itself is tract-linalg's RMS-norm kernel), with
@@ -17,7 +18,7 @@
 //!
 //! [`fuse`] finds both patterns in a decluttered model and swaps them in; anything that does
 //! not match exactly is left as it was, so a model of another shape still runs, only slower.
-//! [`registry`] lets a model holding them be written to and read from tract's NNEF format.
+//! `nnef.rs` registers both with tract's NNEF format, so a compiled model keeps them.
 
 use tract_nnef::internal::*;
 use tract_onnx::tract_core::ops::binary::{BinMiniOp, TypedBinOp};
@@ -227,11 +228,6 @@ fn const_and_other(model: &TypedModel, node: &TypedNode) -> Option<(Arc<Tensor>,
     }
 }
 
-fn f32_of(k: &Tensor) -> Option<Vec<f32>> {
-    let plain = k.try_as_plain_ram().ok()?;
-    plain.as_slice::<f32>().ok().map(<[f32]>::to_vec)
-}
-
 /// `Add(Mul(RmsNorm(Sub(x, Mul(Sum(x), 1/n))), γ), β)` over the last axis, anchored on the
 /// `RmsNorm`, with every intermediate used once.
 fn layer_norm_patch(model: &TypedModel, id: usize) -> TractResult<Option<TypedModelPatch>> {
@@ -253,8 +249,9 @@ fn layer_norm_patch(model: &TypedModel, id: usize) -> TractResult<Option<TypedMo
     // mean = Sum(x) × 1/n
     let Some(scale) = bin_op::<Mul>(model, mean) else { return Ok(None) };
     let Some((recip, summed)) = const_and_other(model, scale) else { return Ok(None) };
-    let ok_recip =
-        f32_of(&recip).is_some_and(|r| r.len() == 1 && (r[0] * width as f32 - 1.0).abs() < 1e-5);
+    let ok_recip = recip.len() == 1
+        && recip.datum_type() == f32::datum_type()
+        && recip.cast_to_scalar::<f32>().is_ok_and(|r| (r * width as f32 - 1.0).abs() < 1e-5);
     let reduce = model.node(summed.node);
     let ok_reduce = reduce
         .op_as::<Reduce>()

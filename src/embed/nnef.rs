@@ -77,14 +77,18 @@ fn registry() -> Registry {
     r
 }
 
+/// The NNEF values already written for a node's inputs, in order.
+fn inputs_of(ast: &IntoAst, node: &TypedNode) -> Vec<Arc<RValue>> {
+    node.inputs.iter().map(|i| ast.mapping[i].clone()).collect()
+}
+
 fn dump_layer_norm(
     ast: &mut IntoAst,
     node: &TypedNode,
     op: &LayerNorm,
 ) -> TractResult<Option<Arc<RValue>>> {
-    let inputs: Vec<Arc<RValue>> = node.inputs.iter().map(|i| ast.mapping[i].clone()).collect();
     let name = if op.residual { "mnemo_residual_layer_norm" } else { "mnemo_layer_norm" };
-    Ok(Some(invocation(name, &inputs, &[("epsilon", numeric(op.eps))])))
+    Ok(Some(invocation(name, &inputs_of(ast, node), &[("epsilon", numeric(op.eps))])))
 }
 
 fn load_layer_norm(builder: &mut ModelBuilder, inv: &ResolvedInvocation) -> TractResult<Value> {
@@ -104,8 +108,7 @@ fn dump_masked_softmax(
     node: &TypedNode,
     _op: &MaskedSoftmax,
 ) -> TractResult<Option<Arc<RValue>>> {
-    let inputs: Vec<Arc<RValue>> = node.inputs.iter().map(|i| ast.mapping[i].clone()).collect();
-    Ok(Some(invocation("mnemo_masked_softmax", &inputs, &[])))
+    Ok(Some(invocation("mnemo_masked_softmax", &inputs_of(ast, node), &[])))
 }
 
 fn load_masked_softmax(builder: &mut ModelBuilder, inv: &ResolvedInvocation) -> TractResult<Value> {

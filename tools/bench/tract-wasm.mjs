@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { args, corpus, measure, mb, print, readFileSync } from "./common.mjs";
 
 const { model, texts, iters, root, file } = args();
-const glue = await import(join(root, `pkg/${process.env.MNEMO_PKG ?? "wasm"}/mnemo.js`));
-const wasmBytes = readFileSync(join(root, `pkg/${process.env.MNEMO_PKG ?? "wasm"}/mnemo_bg.wasm`));
+const glue = await import(join(root, "pkg/wasm/mnemo.js"));
+const wasmBytes = readFileSync(join(root, "pkg/wasm/mnemo_bg.wasm"));
 const t0 = performance.now();
 const exports = glue.initSync({ module: wasmBytes });
 const compiled = performance.now() - t0;
