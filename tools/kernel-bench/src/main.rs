@@ -1,0 +1,114 @@
+//! Wasm f32 GEMM kernels on the shapes of a 384-wide, 12-layer BERT (multilingual-e5-small):
+//! C (m × n) = A (m × k) · B (k × n), every kernel on the same packed inputs, checked against a
+//! plain triple loop, timed as the best of several rounds (ns per call and GFLOP/s).
+//!
+//!   kernel-bench [KERNEL ...]     (default: every wasm f32 GEMM kernel)
+
+use std::time::Instant;
+use tract_data::internal::*;
+use tract_linalg::mmm::{AsInputValue, FusedSpec, MatMatMul};
+
+fn pick(name: &str) -> Box<dyn MatMatMul> {
+    tract_linalg::MmmDispatch::native()
+        .runnable()
+        .into_iter()
+        .find(|k| k.name() == name)
+        .unwrap_or_else(|| panic!("kernel {name} is not registered"))
+        .clone()
+}
+
+/// Deterministic values in [-1, 1).
+fn fill(len: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..len)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+fn run(kernel: &dyn MatMatMul, m: usize, k: usize, n: usize, rounds: usize) -> (f64, f32) {
+    let av = fill(m * k, 1);
+    let bv = fill(k * n, 2);
+    let a = Tensor::from_shape(&[m, k], &av).unwrap();
+    let b = Tensor::from_shape(&[k, n], &bv).unwrap();
+    let packing = &kernel.packings()[0];
+    let pa = packing.0.prepare_one(&a, 1, 0).unwrap();
+    let pb = packing.1.prepare_one(&b, 0, 1).unwrap();
+    let mut c = Tensor::zero::<f32>(&[m, n]).unwrap();
+    let call = |c: &mut Tensor| unsafe {
+        kernel
+            .run(
+                m,
+                n,
+                &[
+                    FusedSpec::AddMatMul {
+                        a: AsInputValue::Borrowed(&*pa),
+                        b: AsInputValue::Borrowed(&*pb),
+                        packing: 0,
+                    },
+                    FusedSpec::Store(kernel.c_view(Some(0), Some(1)).wrap(&c.view_mut())),
+                ],
+            )
+            .unwrap()
+    };
+    call(&mut c);
+    let view = c.to_plain_array_view::<f32>().unwrap();
+    let got: Vec<f32> = view.iter().copied().collect();
+    let mut worst = 0f32;
+    for i in 0..m {
+        for j in 0..n {
+            let want: f32 = (0..k).map(|x| av[i * k + x] * bv[x * n + j]).sum();
+            worst = worst.max((want - got[i * n + j]).abs());
+        }
+    }
+    let flops = 2.0 * (m * k * n) as f64;
+    let iters = ((2e8 / flops) as usize).clamp(3, 2000);
+    let mut best = f64::MAX;
+    for _ in 0..rounds {
+        let t = Instant::now();
+        for _ in 0..iters {
+            call(&mut c);
+        }
+        best = best.min(t.elapsed().as_secs_f64() / iters as f64);
+    }
+    (best * 1e9, worst)
+}
+
+fn main() {
+    let mut names: Vec<String> = std::env::args().skip(1).collect();
+    if names.is_empty() {
+        names = tract_linalg::MmmDispatch::native()
+            .runnable()
+            .into_iter()
+            .map(|k| k.name().to_string())
+            .filter(|n| n.starts_with("wasm_f32_") && !n.ends_with("x1"))
+            .collect();
+    }
+    // (m, k, n): a projection and the two feed-forward halves at 32 and 128 tokens, each with the
+    // tokens on either side of the kernel's tile.
+    let shapes = [
+        (384, 384, 32),
+        (1536, 384, 32),
+        (384, 1536, 32),
+        (32, 384, 384),
+        (32, 384, 1536),
+        (384, 384, 128),
+        (1536, 384, 128),
+        (128, 384, 1536),
+    ];
+    println!("| kernel | m | k | n | µs/call | GFLOP/s | max error |");
+    println!("|---|---|---|---|---|---|---|");
+    for name in &names {
+        let kernel = pick(name);
+        for &(m, k, n) in &shapes {
+            let (ns, err) = run(&*kernel, m, k, n, 7);
+            let gflops = 2.0 * (m * k * n) as f64 / ns;
+            println!(
+                "| {name} | {m} | {k} | {n} | {:.1} | {gflops:.2} | {err:.1e} |",
+                ns / 1e3
+            );
+        }
+    }
+}
