@@ -3,7 +3,8 @@
 //! `cargo bench --bench embed -- [--model DIR] [--file model.onnx] [--texts FILE] [--iters N]
 //! [--buckets] [--hf-tokenizer] [--ingest]`
 //!
-//! `--compile` first compiles `--file` into `model.nnef.tar` in the model directory (see
+//! `--compile` first compiles `--file` into its NNEF archive in the model directory
+//! (`model.onnx` -> `model.nnef.tar`, `model.q4.onnx` -> `model.q4.nnef.tar`; see
 //! `BertEmbedder::compile`) and measures that.
 //!
 //! `--ingest` measures ingest throughput instead: 96 distinct passages of 64 tokens embedded
@@ -159,12 +160,12 @@ fn main() {
         }
     }
     if compile {
-        // model.onnx compiled to model.nnef.tar (typed, decluttered, fused), then measured
+        // The model file compiled to its NNEF archive (typed, decluttered, fused), then measured
         let read = |n: &str| std::fs::read(model.join(n)).expect("model files");
         let archive =
             BertEmbedder::compile(&read(&file), &read("tokenizer.json")).expect("compiles");
-        std::fs::write(model.join("model.nnef.tar"), archive).expect("write model.nnef.tar");
-        file = "model.nnef.tar".into();
+        file = mnemo::embed::archive_name(&file);
+        std::fs::write(model.join(&file), archive).expect("write the archive");
         trim_heap();
     }
     if ingest {

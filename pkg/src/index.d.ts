@@ -614,10 +614,14 @@ export declare class Embedder {
   /** `onStage` is called with each load stage's name as it ends ("model id", "tokenizer", then
    * "parse", "type analysis", "declutter", "fuse" for model.onnx or "read archive" for a
    * compiled model.nnef.tar), for timing the load by stage. */
-  /** Compiles `model.onnx` bytes into a `model.nnef.tar` archive (typed, decluttered and
-   * fused), which the constructor loads without parsing or analysing it, same model id. */
+  /** Compiles `model.onnx` (or `model.q4.onnx`) bytes into an NNEF archive (`model.nnef.tar`,
+   * `model.q4.nnef.tar`: typed, decluttered and fused), which the constructor loads without
+   * parsing or analysing it, same model id. */
   static compile(model: Uint8Array, tokenizer: Uint8Array): Uint8Array;
-  constructor(model: Uint8Array, tokenizer: Uint8Array, options?: { name?: string; kind?: "e5" | "plain"; cacheCapacity?: number; onStage?: (stage: string) => void });
+  /** `maxBatchTokens` bounds the padded tokens of one forward pass (texts × the longest one's
+   * tokens; default 1024), and with it the wasm memory activations take: a longer call is
+   * split, a text over the bound runs alone. */
+  constructor(model: Uint8Array, tokenizer: Uint8Array, options?: { name?: string; kind?: "e5" | "plain"; cacheCapacity?: number; maxBatchTokens?: number; onStage?: (stage: string) => void });
   readonly modelId: string;
   readonly dim: number;
   embed(texts: string[], role: "query" | "passage"): { dim: number; vectors: Float32Array; tokens: Uint32Array; truncated: Uint8Array; negated: Uint8Array };

@@ -31,7 +31,8 @@ impl JsEmbedder {
     /// Loads a model from the bytes of `model.onnx` and `tokenizer.json`. `options` may set
     /// `name` (default `"multilingual-e5-small-latin"`), `kind` (`"e5"`: query:/passage:
     /// prefixes, the default; `"plain"`: none) and `cacheCapacity` (embeddings remembered by
-    /// content hash, default 4096; 0 disables) and `onStage`, a function called with each load
+    /// content hash, default 4096; 0 disables), `maxBatchTokens` (padded tokens per forward
+    /// pass, default 1024: the wasm memory activations take) and `onStage`, a function called with each load
     /// stage's name as it ends ("model id", "tokenizer", then "parse", "type analysis",
     /// "declutter", "fuse" for model.onnx or "read archive" for a compiled model.nnef.tar), so
     /// that a caller can time the load by stage.
@@ -60,15 +61,20 @@ impl JsEmbedder {
                 ))))
             }
         };
-        if let Some(v) = get("cacheCapacity") {
-            match v.as_f64() {
-                Some(n) if n >= 0.0 && n.fract() == 0.0 => config.cache_capacity = n as usize,
-                _ => {
-                    return Err(js_error(crate::Error::InvalidInput(
-                        "cacheCapacity must be a non-negative integer".into(),
-                    )))
-                }
+        let count = |key: &str| -> Result<Option<usize>, JsValue> {
+            match get(key).map(|v| v.as_f64()) {
+                None => Ok(None),
+                Some(Some(n)) if n >= 0.0 && n.fract() == 0.0 => Ok(Some(n as usize)),
+                Some(_) => Err(js_error(crate::Error::InvalidInput(format!(
+                    "{key} must be a non-negative integer"
+                )))),
             }
+        };
+        if let Some(n) = count("cacheCapacity")? {
+            config.cache_capacity = n;
+        }
+        if let Some(n) = count("maxBatchTokens")? {
+            config.max_batch_tokens = n;
         }
         let on_stage = match get("onStage") {
             None => None,

@@ -34,6 +34,8 @@ mod unigram;
 
 #[cfg(feature = "model")]
 pub use bert::{BertConfig, BertEmbedder};
+#[cfg(feature = "model")]
+pub use nnef::archive_name;
 pub use passages::{Passage, TextVectors};
 pub use polarity::{Polarity, Stance};
 

@@ -24,6 +24,12 @@ pub fn is_archive(bytes: &[u8]) -> bool {
     bytes.get(257..262) == Some(b"ustar")
 }
 
+/// The archive's file name for a model file: `model.onnx` -> `model.nnef.tar`,
+/// `model.q4.onnx` -> `model.q4.nnef.tar` (a name without `.onnx` gets `.nnef.tar` appended).
+pub fn archive_name(onnx_file: &str) -> String {
+    format!("{}.nnef.tar", onnx_file.strip_suffix(".onnx").unwrap_or(onnx_file))
+}
+
 /// tract's NNEF reader and writer with the ONNX extensions and the `mnemo_*` ops.
 pub fn framework() -> Nnef {
     tract_nnef::nnef().with_onnx().with_registry(registry())
@@ -115,4 +121,16 @@ fn load_masked_softmax(builder: &mut ModelBuilder, inv: &ResolvedInvocation) -> 
     let scores = inv.named_arg_as(builder, "scores")?;
     let mask = inv.named_arg_as(builder, "mask")?;
     builder.wire(MaskedSoftmax, &[scores, mask])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::archive_name;
+
+    #[test]
+    fn archive_names_follow_the_model_file() {
+        assert_eq!(archive_name("model.onnx"), "model.nnef.tar");
+        assert_eq!(archive_name("model.q4.onnx"), "model.q4.nnef.tar");
+        assert_eq!(archive_name("weights"), "weights.nnef.tar");
+    }
 }

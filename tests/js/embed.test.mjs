@@ -79,3 +79,66 @@ test("a model compiled to NNEF loads by stage, under the same id, and embeds the
   assert.deepEqual(onnxStages, ["model id", "tokenizer", "parse", "type analysis", "declutter", "fuse"]);
   assert.throws(() => new Embedder(archive, tok, { onStage: 3 }), /onStage must be a function/);
 });
+
+// model.q4.onnx keeps every weight Q4_0 (4.5 bits) in memory; in wasm its matmuls run on the
+// f32 GEMM kernel, a 4-row panel widened to f32 at a time. Its weights are the 4-bit weights
+// the reference was computed from, so the embeddings match as closely as model.onnx's.
+test("model.q4.onnx and its compiled archive reproduce onnxruntime", () => {
+  const tok = readFileSync(join(dir, "tokenizer.json"));
+  const q4 = new Embedder(readFileSync(join(dir, "model.q4.onnx")), tok, { name: "e5-q4" });
+  const archive = Embedder.compile(readFileSync(join(dir, "model.q4.onnx")), tok);
+  const compiled = new Embedder(archive, tok, { name: "e5-q4" });
+  assert.equal(compiled.modelId, q4.modelId);
+  const cases = referenceCases();
+  for (const [label, e] of [["model.q4.onnx", q4], ["model.q4.nnef.tar", compiled]]) {
+    for (const c of cases) {
+      const [role, text] = split(c.text);
+      const cos = dot(e.embed([text], role).vectors, c.embedding);
+      assert.ok(cos >= 0.9999, `${label}: cosine ${cos} for ${c.text}`);
+    }
+    const passages = cases.filter((c) => c.text.startsWith("passage: "));
+    const batch = e.embed(passages.map((c) => split(c.text)[1]), "passage").vectors;
+    passages.forEach((c, i) => {
+      const cos = dot(batch.subarray(i * 384, (i + 1) * 384), c.embedding);
+      assert.ok(cos >= 0.9999, `${label} batched: cosine ${cos} for ${c.text}`);
+    });
+  }
+});
+
+// The memory-capped configuration (an extension, a phone): a fresh wasm instance that loads the
+// compiled Q4_0 archive and embeds a batch with a 512-token text stays within 128 MiB of linear
+// memory, the peak, since wasm memory never shrinks. model.onnx needs about 390 MB, and the
+// same call in one forward pass about 200 MB (each 512-token text ~25 MB of activations): the
+// default padded-token bound per pass (maxBatchTokens, 1024) is what keeps it under.
+test("the compiled Q4_0 model loads and embeds within 128 MiB of wasm memory", async () => {
+  const { Worker } = await import("node:worker_threads");
+  const tok = readFileSync(join(dir, "tokenizer.json"));
+  const archive = Embedder.compile(readFileSync(join(dir, "model.q4.onnx")), tok);
+  const texts = referenceCases().filter((c) => c.text.startsWith("passage: ")).map((c) => split(c.text)[1]);
+  const long = Array.from({ length: 40 }, (_, i) => `Invoice ${i} for order ${i * 7} shipped late.`).join(" ");
+  const source = `
+    const { parentPort, workerData } = require("node:worker_threads");
+    const { readFileSync } = require("node:fs");
+    (async () => {
+      const glue = await import(workerData.glue);
+      glue.initSync({ module: readFileSync(workerData.wasm) });
+      const e = new glue.Embedder(workerData.archive, workerData.tok, { name: "e5-q4" });
+      const out = e.embed([...workerData.texts, workerData.long], "passage");
+      parentPort.postMessage({ bytes: glue.memoryBytes(), dim: out.dim, truncated: out.truncated });
+    })().catch((err) => parentPort.postMessage({ error: String(err) }));
+  `;
+  const { root } = await import("./model.mjs");
+  const worker = new Worker(source, {
+    eval: true,
+    workerData: { glue: join(root, "pkg/wasm/mnemo.js"), wasm: join(root, "pkg/wasm/mnemo_bg.wasm"), archive, tok, texts, long },
+  });
+  const msg = await new Promise((resolve, reject) => {
+    worker.once("message", resolve);
+    worker.once("error", reject);
+  });
+  await worker.terminate();
+  assert.equal(msg.error, undefined, msg.error);
+  assert.equal(msg.dim, 384);
+  assert.throws(() => new Embedder(archive, tok, { maxBatchTokens: -1 }), /maxBatchTokens must be a non-negative integer/);
+  assert.ok(msg.bytes <= 128 * 2 ** 20, `wasm memory ${(msg.bytes / 2 ** 20).toFixed(1)} MiB`);
+});

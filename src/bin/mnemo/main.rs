@@ -47,7 +47,8 @@ enum Top {
     /// behaviour signals, a nightly run each night), assemble the context for a new email from
     /// her client Marco Bertelli, then mark one observation wrong and show it gone
     Demo(demo::Demo),
-    /// Compile the model directory's model.onnx into model.nnef.tar: the graph already typed,
+    /// Compile a model file of the model directory (model.onnx by default) into an NNEF archive
+    /// (model.nnef.tar; model.q4.nnef.tar from model.q4.onnx): the graph already typed,
     /// decluttered and fused, which loads without parsing or analysing it (same model id)
     CompileModel(CompileModel),
 }
@@ -58,7 +59,8 @@ struct CompileModel {
     /// The ONNX file in the model directory to compile
     #[arg(long, default_value = "model.onnx")]
     file: String,
-    /// Where to write the archive [default: model.nnef.tar in the model directory]
+    /// Where to write the archive [default: the file's name with .onnx replaced by .nnef.tar,
+    /// in the model directory]
     #[arg(long, value_name = "FILE")]
     out: Option<std::path::PathBuf>,
 }
@@ -108,7 +110,7 @@ fn compile_model(g: &Globals, a: &CompileModel) -> Result<(), String> {
     };
     let archive = BertEmbedder::compile(&read(&a.file)?, &read("tokenizer.json")?)
         .map_err(|e| e.to_string())?;
-    let out = a.out.clone().unwrap_or_else(|| dir.join("model.nnef.tar"));
+    let out = a.out.clone().unwrap_or_else(|| dir.join(mnemo::embed::archive_name(&a.file)));
     let tmp = out.with_extension("tar.tmp");
     std::fs::write(&tmp, &archive)
         .and_then(|()| std::fs::rename(&tmp, &out))
