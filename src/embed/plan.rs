@@ -102,7 +102,16 @@ impl PlanCache {
             }
             None => base,
         };
-        let optimised = model.into_optimized().map_err(|e| err("optimising", e))?;
-        optimised.into_runnable().map_err(|e| err("planning", e))
+        let mut model = model;
+        // The base graph is decluttered already: by the ONNX load (`decluttered_onnx`) or by
+        // the compile step that wrote the NNEF archive. Decluttering it again found nothing to
+        // change and cost ~100 ms natively (~0.3 s in wasm) of a compiled archive's first
+        // embedding, so the symbolic plan goes straight to code generation. Fixed shapes are
+        // decluttered once more: with every dimension known, shape arithmetic folds away.
+        if shape.is_some() {
+            model.declutter().map_err(|e| err("optimising", e))?;
+        }
+        model.optimize().map_err(|e| err("optimising", e))?;
+        model.into_runnable().map_err(|e| err("planning", e))
     }
 }
