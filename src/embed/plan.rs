@@ -93,7 +93,7 @@ impl PlanCache {
                      load the model with fixed_shapes to optimise per-shape plans"
                 .into(),
         })?;
-        let model = match shape {
+        let mut model = match shape {
             Some((batch, seq)) => {
                 let mut values = HashMap::new();
                 values.insert(self.batch.clone(), TDim::Val(batch as i64));
@@ -102,12 +102,12 @@ impl PlanCache {
             }
             None => base,
         };
-        let mut model = model;
         // The base graph is decluttered already: by the ONNX load (`decluttered_onnx`) or by
-        // the compile step that wrote the NNEF archive. Decluttering it again found nothing to
-        // change and cost ~100 ms natively (~0.3 s in wasm) of a compiled archive's first
-        // embedding, so the symbolic plan goes straight to code generation. Fixed shapes are
-        // decluttered once more: with every dimension known, shape arithmetic folds away.
+        // the compile step that wrote the NNEF archive. Decluttering it again made no
+        // difference to speed and cost ~100 ms natively (~0.6 s in wasm) of a compiled
+        // archive's first embedding, so the symbolic plan goes straight to code generation.
+        // Fixed shapes are decluttered once more: with every dimension known, shape arithmetic
+        // folds away.
         if shape.is_some() {
             model.declutter().map_err(|e| err("optimising", e))?;
         }
