@@ -3,6 +3,8 @@
 //! plain triple loop, timed as the best of several rounds (ns per call and GFLOP/s).
 //!
 //!   kernel-bench [KERNEL ...]     (default: every wasm f32 GEMM kernel)
+//!   kernel-bench --softmax        attention's row softmax: the per-row kernels (row max,
+//!                                 exp-and-sum, scale) against the whole-buffer row kernel
 
 use std::time::Instant;
 use tract_data::internal::*;
@@ -76,7 +78,61 @@ fn run(kernel: &dyn MatMatMul, m: usize, k: usize, n: usize, rounds: usize) -> (
     (best * 1e9, worst)
 }
 
+/// Attention's softmax: `heads × len` rows of `len` scores, as a 12-head encoder has per layer,
+/// through the three per-row kernels tract-core falls back to and through the row kernel
+/// (`tract_linalg::routines::softmax_rows_f32`) where the platform has one. Best of 25 rounds.
+fn softmax() {
+    use tract_linalg::routines::Func;
+    let max = Func::ReduceMax.reduce_f32().unwrap();
+    let exp_sum = Func::Softmax2.map_reduce_f32().unwrap();
+    let scale = Func::MulByScalar.ew_f32_param().unwrap();
+    let rows_kernel = tract_linalg::routines::softmax_rows_f32();
+    println!("| rows × len | per-row kernels µs | row kernel µs | ratio | max difference |");
+    println!("|---|---|---|---|---|");
+    for len in [32usize, 64, 128, 256] {
+        let rows = 12 * len;
+        let input: Vec<f32> = fill(rows * len, 3).iter().map(|x| x * 8.0).collect();
+        let time = |f: &dyn Fn(&mut [f32])| -> (f64, Vec<f32>) {
+            let mut buf = input.clone();
+            let iters = (4_000_000 / (rows * len)).max(3);
+            let mut best = f64::MAX;
+            for _ in 0..25 {
+                let t = Instant::now();
+                for _ in 0..iters {
+                    buf.copy_from_slice(&input);
+                    f(&mut buf);
+                }
+                best = best.min(t.elapsed().as_secs_f64() / iters as f64);
+            }
+            (best * 1e6, buf)
+        };
+        let (per_row, a) = time(&|buf| {
+            for row in buf.chunks_mut(len) {
+                let m = max.run(row).unwrap();
+                let s = exp_sum.run_with_params(row, m).unwrap();
+                scale.run_with_params(row, s.recip()).unwrap();
+            }
+        });
+        let (copy, _) = time(&|_| {});
+        let Some(kernel) = rows_kernel else {
+            println!("| {rows} × {len} | {:.1} | (none here) | | |", per_row - copy);
+            continue;
+        };
+        let (whole, b) = time(&|buf| kernel(buf, len));
+        let diff = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max);
+        println!(
+            "| {rows} × {len} | {:.1} | {:.1} | {:.2}× | {diff:.1e} |",
+            per_row - copy,
+            whole - copy,
+            (whole - copy) / (per_row - copy)
+        );
+    }
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("--softmax") {
+        return softmax();
+    }
     let mut names: Vec<String> = std::env::args().skip(1).collect();
     if names.is_empty() {
         names = tract_linalg::MmmDispatch::native()
@@ -105,10 +161,7 @@ fn main() {
         for &(m, k, n) in &shapes {
             let (ns, err) = run(&*kernel, m, k, n, 7);
             let gflops = 2.0 * (m * k * n) as f64 / ns;
-            println!(
-                "| {name} | {m} | {k} | {n} | {:.1} | {gflops:.2} | {err:.1e} |",
-                ns / 1e3
-            );
+            println!("| {name} | {m} | {k} | {n} | {:.1} | {gflops:.2} | {err:.1e} |", ns / 1e3);
         }
     }
 }

@@ -73,6 +73,7 @@ pub mod min;
 pub mod panel_extract;
 pub mod rms_norm;
 pub mod softmax;
+pub mod softmax_rows;
 
 /// A CPUID feature probe, answering false in a build that does not target x86_64: the
 /// kernels it gates are bail stubs there, so nothing may select them.
