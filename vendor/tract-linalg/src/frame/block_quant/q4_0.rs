@@ -58,7 +58,12 @@ impl<const QK: usize> BaseQ4_0<QK> {
         k: usize,
     ) -> TractResult<Blob> {
         ensure!(q.len() == m * k, "Expected {} nibbles, got {}", m * k, q.len());
-        self.pack_prequantized_by(scales, m, k, |ix| q[ix] & 0x0F)
+        self.pack_prequantized_by(scales, m, k, |bidx, out| {
+            let src = &q[bidx * QK..][..QK];
+            for (j, byte) in out.iter_mut().enumerate() {
+                *byte = (src[j] & 0x0F) | (src[j + QK / 2] << 4);
+            }
+        })
     }
 
     /// Same, for nibbles packed two per byte, low nibble first — the layout ONNX stores int4
@@ -72,8 +77,14 @@ impl<const QK: usize> BaseQ4_0<QK> {
         k: usize,
     ) -> TractResult<Blob> {
         ensure!(q.len() == m * k / 2, "Expected {} bytes, got {}", m * k / 2, q.len());
-        self.pack_prequantized_by(scales, m, k, |ix| {
-            if ix % 2 == 0 { q[ix / 2] & 0x0F } else { q[ix / 2] >> 4 }
+        // Value `e` of a block is the low nibble of source byte `e / 2` when `e` is even, the
+        // high one when odd.
+        let value = |src: &[u8], e: usize| (src[e / 2] >> (4 * (e % 2))) & 0x0F;
+        self.pack_prequantized_by(scales, m, k, |bidx, out| {
+            let src = &q[bidx * QK / 2..][..QK / 2];
+            for (j, byte) in out.iter_mut().enumerate() {
+                *byte = value(src, j) | (value(src, j + QK / 2) << 4);
+            }
         })
     }
 
@@ -82,26 +93,23 @@ impl<const QK: usize> BaseQ4_0<QK> {
         scales: &[f32],
         m: usize,
         k: usize,
-        nibble: impl Fn(usize) -> u8,
+        block_nibbles: impl Fn(usize, &mut [u8]),
     ) -> TractResult<Blob> {
         ensure!(k % QK == 0, "Q4_0 needs K a multiple of {QK}, got {k}");
         let n_blocks = k / QK;
         ensure!(scales.len() == m * n_blocks);
+        let block_bytes = self.block_bytes();
         let mut blob = unsafe {
-            Blob::for_layout(Layout::from_size_align(m * n_blocks * self.block_bytes(), 128)?)
+            Blob::for_layout(Layout::from_size_align(m * n_blocks * block_bytes, 128)?)
         };
-        for row in 0..m {
-            for blk in 0..n_blocks {
-                let bidx = row * n_blocks + blk;
-                let qblock = &mut blob[bidx * self.block_bytes()..][..self.block_bytes()];
-                let mut writer = NibbleWriter::for_slice(qblock);
-                writer.write_f16(f16::from_f32(scales[bidx]));
-                let base = row * k + blk * QK;
-                for idx in 0..QK {
-                    let ggml_idx = (QK / 2) * (idx % 2) + (idx / 2);
-                    writer.write_i4(nibble(base + ggml_idx) as i8);
-                }
-            }
+        // A block is its f16 scale (little-endian), then QK/2 bytes in GGML order: byte `j`
+        // holds value `j` in its low nibble and value `j + QK/2` in its high nibble — what
+        // `NibbleWriter` writes for values `0, QK/2, 1, QK/2 + 1, …`. `block_nibbles(bidx, out)`
+        // writes those bytes for block `bidx` (row-major over `[m, k / QK]`) a byte at a time:
+        // the table of a vocabulary-sized embedding is tens of millions of values.
+        for (bidx, qblock) in blob.chunks_exact_mut(block_bytes).enumerate() {
+            qblock[..2].copy_from_slice(&f16::from_f32(scales[bidx]).to_bits().to_le_bytes());
+            block_nibbles(bidx, &mut qblock[2..]);
         }
         Ok(blob)
     }
@@ -501,6 +509,28 @@ impl<const QK: usize> Display for BaseQ4_0<QK> {
 #[cfg(test)]
 mod tests {
     use num_traits::Zero;
+
+    /// The byte-at-a-time packing against the nibble writer it replaced, on nibbles with
+    /// every value, in both input layouts.
+    #[test]
+    fn pack_prequantized_matches_the_nibble_writer() {
+        let (m, k) = (3, 96);
+        let values: Vec<u8> = (0..m * k).map(|i| ((i * 7 + i / 5) % 16) as u8).collect();
+        let scales: Vec<f32> = (0..m * k / 32).map(|i| 0.01 * (i as f32 + 1.0) - 0.02).collect();
+        let mut want = vec![0u8; m * k / 32 * 18];
+        for (bidx, qblock) in want.chunks_exact_mut(18).enumerate() {
+            let mut writer = NibbleWriter::for_slice(qblock);
+            writer.write_f16(f16::from_f32(scales[bidx]));
+            for idx in 0..32 {
+                writer.write_i4(values[bidx * 32 + 16 * (idx % 2) + idx / 2] as i8);
+            }
+        }
+        let bytes = Q4_0.pack_prequantized(&values, &scales, m, k).unwrap();
+        assert_eq!(&bytes[..], &want[..]);
+        let packed: Vec<u8> = values.chunks(2).map(|p| p[0] | (p[1] << 4)).collect();
+        let nibbles = Q4_0.pack_prequantized_nibbles(&packed, &scales, m, k).unwrap();
+        assert_eq!(&nibbles[..], &want[..]);
+    }
     use tract_data::internal::tract_ndarray::Array2;
 
     use crate::pack::PackedFormat;
