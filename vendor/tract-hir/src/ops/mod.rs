@@ -1,0 +1,20 @@
+pub mod activations;
+pub mod array;
+pub mod binary;
+pub mod cast;
+pub mod cnn;
+pub mod downsample;
+pub mod dummy;
+pub mod element_wise;
+pub mod expandable;
+pub mod identity;
+pub mod konst;
+pub mod logic;
+pub use tract_core::ops::math;
+pub mod matmul;
+pub mod nn;
+pub use tract_core::ops::quant;
+
+pub mod scan;
+pub mod source;
+pub mod unimpl;
