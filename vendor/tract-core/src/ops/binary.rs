@@ -504,10 +504,26 @@ fn declutter_broadcasting_operand_1(
         unreachable!("TypedBinOp has two inputs.")
     };
 
-    let a_num_elements = a_shape.iter().product::<TDim>();
-    let b_num_elements = b_shape.iter().product::<TDim>();
-    let a_should_be_broadcast = (a_num_elements - b_num_elements).prove_strict_negative();
-    if a_should_be_broadcast & mini_op.is_commutative() {
+    // Only a commutative op can swap, and an `a` that `b` broadcasts into (`b`'s dims, aligned
+    // on the right, each equal to `a`'s or 1: a bias, a mask, a shape equal to `a`'s) holds at
+    // least as many elements as `b` unless one of its dims is 0. These answers come before the
+    // symbolic product algebra below, which was most of the declutter time of a model with
+    // symbolic batch and sequence dims.
+    let b_broadcasts_into_a = b_shape.len() <= a_shape.len()
+        && b_shape.iter().rev().zip(a_shape.iter().rev()).all(|(b, a)| b == a || b.is_one())
+        && !a_shape.iter().any(|d| *d == TDim::Val(0));
+    if !mini_op.is_commutative() || b_broadcasts_into_a {
+        return Ok(None);
+    }
+    let a_should_be_broadcast = match (a_shape.as_concrete(), b_shape.as_concrete()) {
+        (Some(a), Some(b)) => a.iter().product::<usize>() < b.iter().product::<usize>(),
+        _ => {
+            let a_num_elements = a_shape.iter().product::<TDim>();
+            let b_num_elements = b_shape.iter().product::<TDim>();
+            (a_num_elements - b_num_elements).prove_strict_negative()
+        }
+    };
+    if a_should_be_broadcast {
         let mut swap_input = node.inputs.clone();
         swap_input.swap(0, 1);
         return Ok(Some(TypedModelPatch::replace_single_op(
