@@ -152,6 +152,10 @@ fn bad_model_bytes_name_the_file() {
     let err = BertEmbedder::from_bytes(b"not onnx", &tok, BertConfig::e5("x")).unwrap_err();
     assert!(err.to_string().contains("model.onnx"), "{err}");
     let onnx = std::fs::read(model_dir().join("model.onnx")).unwrap();
+    // cut inside a weight: the protobuf decoder itself must refuse it, without a panic
+    let err =
+        BertEmbedder::from_bytes(&onnx[..onnx.len() / 2], &tok, BertConfig::e5("x")).unwrap_err();
+    assert!(err.to_string().contains("model.onnx"), "{err}");
     let err = BertEmbedder::from_bytes(&onnx, b"{}", BertConfig::e5("x")).unwrap_err();
     assert!(err.to_string().contains("tokenizer.json"), "{err}");
 }
