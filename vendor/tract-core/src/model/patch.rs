@@ -303,20 +303,11 @@ where
             }
             let Node { id: patch_node_id, name, inputs, op, outputs } = node;
             let n_outputs = outputs.len();
-            for dup in 0..target.nodes.len() {
-                if target.node(dup).op().dyn_eq(op.as_ref())
-                    && inputs.len() == target.node(dup).inputs.len()
-                    && inputs
-                        .iter()
-                        .zip(target.node(dup).inputs.iter())
-                        .all(|(patch_input, d)| mapping[patch_input] == *d)
-                {
-                    for ix in 0..n_outputs {
-                        mapping.insert(OutletId::new(patch_node_id, ix), OutletId::new(dup, ix));
-                    }
-                    continue;
-                }
-            }
+            // A scan of every target node for a duplicate of this one (same op by `dyn_eq`, same
+            // inputs) stood here. Its `continue` continued that scan, not this loop, so the node
+            // was added anyway and the mappings below replaced the ones it made: it never merged
+            // a node, and cost a comparison of ops (constants included) per patch node per
+            // target node, a quarter of the time to optimise an embedding model's plan.
             let facts = outputs.into_iter().map(|of| of.fact).collect();
             let added_node_id = target.add_node(name, op, facts)?;
             new_nodes.insert(added_node_id);
