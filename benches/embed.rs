@@ -3,6 +3,8 @@
 //! `cargo bench --bench embed -- [--model DIR] [--file model.onnx] [--texts FILE] [--iters N]
 //! [--buckets] [--hf-tokenizer] [--ingest]`
 //!
+//! `--only t32_b1` (or t32_b16, t128_b1, t128_b16) times that case alone, for a profiler.
+//!
 //! `--compile` first compiles `--file` into its NNEF archive in the model directory
 //! (`model.onnx` -> `model.nnef.tar`, `model.q4.onnx` -> `model.q4.nnef.tar`; see
 //! `BertEmbedder::compile`) and measures that.
@@ -145,6 +147,7 @@ fn main() {
     let mut compact = true;
     let mut ingest = false;
     let mut compile = false;
+    let mut only: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -156,6 +159,7 @@ fn main() {
             "--hf-tokenizer" => compact = false,
             "--ingest" => ingest = true,
             "--compile" => compile = true,
+            "--only" => only = Some(args.next().expect("--only t32_b1|t32_b16|t128_b1|t128_b16")),
             _ => {} // cargo bench passes --bench
         }
     }
@@ -204,6 +208,10 @@ fn main() {
             texts.iter().map(|t| e.token_ids(t, Role::Passage).expect("tokenises")).collect();
         corpus.insert(tokens.to_string(), serde_json::json!({ "texts": texts, "ids": ids }));
         for batch in [1usize, 16] {
+            let case = format!("t{tokens}_b{batch}");
+            if only.as_ref().is_some_and(|o| *o != case) {
+                continue;
+            }
             let refs: Vec<&str> = texts.iter().take(batch).map(String::as_str).collect();
             e.embed(&refs, Role::Passage).expect("embeds"); // optimise this shape's plan
             let runs = if batch == 1 { iters * 4 } else { iters };
@@ -214,7 +222,7 @@ fn main() {
                     t.elapsed().as_secs_f64() * 1e3 / batch as f64
                 })
                 .collect();
-            results.insert(format!("t{tokens}_b{batch}"), serde_json::json!(median(samples)));
+            results.insert(case, serde_json::json!(median(samples)));
         }
     }
     if let Some(path) = texts_out {

@@ -3,6 +3,12 @@
 //! plain triple loop, timed as the best of several rounds (ns per call and GFLOP/s).
 //!
 //!   kernel-bench [KERNEL ...]     (default: every wasm f32 GEMM kernel)
+//!   kernel-bench --linear KERNEL ...
+//!                                 the shapes of the model's linear layers as it runs them:
+//!                                 A = the weight (features × k), n = 32 to 2048 tokens, and C
+//!                                 written tokens × features, so a tile's columns are
+//!                                 contiguous (build natively for the x86_64 kernels:
+//!                                 `cargo build --release` here)
 //!   kernel-bench --softmax        attention's row softmax: the per-row kernels (row max,
 //!                                 exp-and-sum, scale) against the whole-buffer row kernel
 
@@ -30,7 +36,12 @@ fn fill(len: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-fn run(kernel: &dyn MatMatMul, m: usize, k: usize, n: usize, rounds: usize) -> (f64, f32) {
+fn run(
+    kernel: &dyn MatMatMul,
+    (m, k, n): (usize, usize, usize),
+    tokens_major: bool,
+    rounds: usize,
+) -> (f64, f32) {
     let av = fill(m * k, 1);
     let bv = fill(k * n, 2);
     let a = Tensor::from_shape(&[m, k], &av).unwrap();
@@ -38,7 +49,9 @@ fn run(kernel: &dyn MatMatMul, m: usize, k: usize, n: usize, rounds: usize) -> (
     let packing = &kernel.packings()[0];
     let pa = packing.0.prepare_one(&a, 1, 0).unwrap();
     let pb = packing.1.prepare_one(&b, 0, 1).unwrap();
-    let mut c = Tensor::zero::<f32>(&[m, n]).unwrap();
+    // tokens_major: C is n × m (tokens × features), as a linear layer writes it; else m × n.
+    let (c_shape, m_axis, n_axis) = if tokens_major { ([n, m], 1, 0) } else { ([m, n], 0, 1) };
+    let mut c = Tensor::zero::<f32>(&c_shape).unwrap();
     let call = |c: &mut Tensor| unsafe {
         kernel
             .run(
@@ -50,7 +63,7 @@ fn run(kernel: &dyn MatMatMul, m: usize, k: usize, n: usize, rounds: usize) -> (
                         b: AsInputValue::Borrowed(&*pb),
                         packing: 0,
                     },
-                    FusedSpec::Store(kernel.c_view(Some(0), Some(1)).wrap(&c.view_mut())),
+                    FusedSpec::Store(kernel.c_view(Some(m_axis), Some(n_axis)).wrap(&c.view_mut())),
                 ],
             )
             .unwrap()
@@ -62,7 +75,8 @@ fn run(kernel: &dyn MatMatMul, m: usize, k: usize, n: usize, rounds: usize) -> (
     for i in 0..m {
         for j in 0..n {
             let want: f32 = (0..k).map(|x| av[i * k + x] * bv[x * n + j]).sum();
-            worst = worst.max((want - got[i * n + j]).abs());
+            let at = if tokens_major { j * m + i } else { i * n + j };
+            worst = worst.max((want - got[at]).abs());
         }
     }
     let flops = 2.0 * (m * k * n) as f64;
@@ -134,6 +148,10 @@ fn main() {
         return softmax();
     }
     let mut names: Vec<String> = std::env::args().skip(1).collect();
+    let linear = names.first().is_some_and(|a| a == "--linear");
+    if linear {
+        names.remove(0);
+    }
     if names.is_empty() {
         names = tract_linalg::MmmDispatch::native()
             .runnable()
@@ -144,7 +162,19 @@ fn main() {
     }
     // (m, k, n): a projection and the two feed-forward halves at 32 and 128 tokens, each with the
     // tokens on either side of the kernel's tile.
-    let shapes = [
+    let weights_left = [
+        (384, 384, 32),
+        (1536, 384, 32),
+        (384, 1536, 32),
+        (384, 384, 128),
+        (1536, 384, 128),
+        (384, 1536, 128),
+        (384, 384, 512),
+        (1536, 384, 512),
+        (384, 1536, 512),
+        (1536, 384, 2048),
+    ];
+    let shapes_default = [
         (384, 384, 32),
         (1536, 384, 32),
         (384, 1536, 32),
@@ -154,12 +184,14 @@ fn main() {
         (1536, 384, 128),
         (128, 384, 1536),
     ];
+    let shapes: Vec<(usize, usize, usize)> =
+        if linear { weights_left.to_vec() } else { shapes_default.to_vec() };
     println!("| kernel | m | k | n | µs/call | GFLOP/s | max error |");
     println!("|---|---|---|---|---|---|---|");
     for name in &names {
         let kernel = pick(name);
         for &(m, k, n) in &shapes {
-            let (ns, err) = run(&*kernel, m, k, n, 7);
+            let (ns, err) = run(&*kernel, (m, k, n), linear, 7);
             let gflops = 2.0 * (m * k * n) as f64 / ns;
             println!("| {name} | {m} | {k} | {n} | {:.1} | {gflops:.2} | {err:.1e} |", ns / 1e3);
         }

@@ -136,6 +136,9 @@ pub fn strategize(model: &TypedModel, node: &TypedNode, op: &EinSumMatMul) -> Tr
                 mmv.0.nr() == 1 && mmm.0.nr() > 1,
                 mmv.2.is_none(),
                 mmm.0.nr() > 1,
+                // The larger tile first: mr * nr multiply-adds per k for mr + nr loads. Among
+                // equal areas (avx512's 64x3 and 16x12), the taller one as before.
+                mmm.0.mr() * mmm.0.nr(),
                 mmm.0.mr(),
                 mmm.0.nr(),
             )
