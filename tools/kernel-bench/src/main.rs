@@ -1,14 +1,18 @@
-//! Wasm f32 GEMM kernels on the shapes of a 384-wide, 12-layer BERT (multilingual-e5-small):
+//! f32 GEMM kernels on the shapes of a 384-wide, 12-layer BERT (multilingual-e5-small):
 //! C (m × n) = A (m × k) · B (k × n), every kernel on the same packed inputs, checked against a
 //! plain triple loop, timed as the best of several rounds (ns per call and GFLOP/s).
 //!
-//!   kernel-bench [KERNEL ...]     (default: every wasm f32 GEMM kernel)
+//!   kernel-bench [KERNEL ...]     (default: every wasm f32 GEMM kernel of a wasm build)
 //!   kernel-bench --linear KERNEL ...
 //!                                 the shapes of the model's linear layers as it runs them:
 //!                                 A = the weight (features × k), n = 32 to 2048 tokens, and C
 //!                                 written tokens × features, so a tile's columns are
 //!                                 contiguous (build natively for the x86_64 kernels:
 //!                                 `cargo build --release` here)
+//!   kernel-bench --linear --cold KERNEL ...
+//!                                 the same with a different copy of the weight (96 MB in
+//!                                 all) at each call, so A comes from memory as in a forward
+//!                                 pass, not hot from the caches
 //!   kernel-bench --softmax        attention's row softmax: the per-row kernels (row max,
 //!                                 exp-and-sum, scale) against the whole-buffer row kernel
 
@@ -40,6 +44,7 @@ fn run(
     kernel: &dyn MatMatMul,
     (m, k, n): (usize, usize, usize),
     tokens_major: bool,
+    cold: bool,
     rounds: usize,
 ) -> (f64, f32) {
     let av = fill(m * k, 1);
@@ -47,19 +52,25 @@ fn run(
     let a = Tensor::from_shape(&[m, k], &av).unwrap();
     let b = Tensor::from_shape(&[k, n], &bv).unwrap();
     let packing = &kernel.packings()[0];
-    let pa = packing.0.prepare_one(&a, 1, 0).unwrap();
+    // cold: enough copies of the packed weight (96 MB) that each call reads its A from memory,
+    // as a model's forward pass does; otherwise one, hot in the caches after the first call.
+    let copies = if cold { (96 << 20) / (m * k * 4) + 1 } else { 1 };
+    let pas: Vec<_> = (0..copies).map(|_| packing.0.prepare_one(&a, 1, 0).unwrap()).collect();
+    let next = std::cell::Cell::new(0usize);
     let pb = packing.1.prepare_one(&b, 0, 1).unwrap();
     // tokens_major: C is n × m (tokens × features), as a linear layer writes it; else m × n.
     let (c_shape, m_axis, n_axis) = if tokens_major { ([n, m], 1, 0) } else { ([m, n], 0, 1) };
     let mut c = Tensor::zero::<f32>(&c_shape).unwrap();
     let call = |c: &mut Tensor| unsafe {
+        let pa = &pas[next.get() % copies];
+        next.set(next.get() + 1);
         kernel
             .run(
                 m,
                 n,
                 &[
                     FusedSpec::AddMatMul {
-                        a: AsInputValue::Borrowed(&*pa),
+                        a: AsInputValue::Borrowed(&**pa),
                         b: AsInputValue::Borrowed(&*pb),
                         packing: 0,
                     },
@@ -148,10 +159,9 @@ fn main() {
         return softmax();
     }
     let mut names: Vec<String> = std::env::args().skip(1).collect();
-    let linear = names.first().is_some_and(|a| a == "--linear");
-    if linear {
-        names.remove(0);
-    }
+    let linear = names.iter().any(|a| a == "--linear");
+    let cold = names.iter().any(|a| a == "--cold");
+    names.retain(|a| !a.starts_with("--"));
     if names.is_empty() {
         names = tract_linalg::MmmDispatch::native()
             .runnable()
@@ -191,7 +201,7 @@ fn main() {
     for name in &names {
         let kernel = pick(name);
         for &(m, k, n) in &shapes {
-            let (ns, err) = run(&*kernel, (m, k, n), linear, 7);
+            let (ns, err) = run(&*kernel, (m, k, n), linear, cold, 7);
             let gflops = 2.0 * (m * k * n) as f64 / ns;
             println!("| {name} | {m} | {k} | {n} | {:.1} | {gflops:.2} | {err:.1e} |", ns / 1e3);
         }
