@@ -6,6 +6,14 @@ panel_extractor!(x86_64; kernel_packed_32_q40_to_f32 as packed_32_q40_to_f32(
     f32::packing(32).align(32)
 ) isa(X86_64Avx2, X86_64F16c));
 
+// The same widening into the 512-byte-aligned f32 panel the AVX-512 32-row tiles read
+// (`avx512_mmm_f32_32x12`), so that a Q4_0 weight reaches them too: without it, Q4_0 weights on
+// AVX-512 ran every matmul through the matrix-vector `fma_mmm_f32_32x1`.
+panel_extractor!(x86_64; kernel_packed_32_q40_to_f32 as packed_32_q40_to_f32_a512(
+    Box::new(super::mmm::pq40_r32()),
+    f32::packing(32).align(512)
+) isa(X86_64Avx2, X86_64F16c));
+
 panel_extractor!(x86_64; kernel_packed_32_q20t_to_f32 as packed_32_q20t_to_f32(
     Box::new(super::mmm::pq20t_r32()),
     f32::packing(32).align(32)
