@@ -6,6 +6,13 @@ panel_extractor!(x86_64; kernel_packed_32_q40_to_f32 as packed_32_q40_to_f32(
     f32::packing(32).align(32)
 ) isa(X86_64Avx2, X86_64F16c));
 
+// The same widening into the 256-byte-aligned f32 panel the AVX2+FMA 32-row tile reads
+// (`fma_mmm_f32_32x3`), for machines without AVX-512.
+panel_extractor!(x86_64; kernel_packed_32_q40_to_f32 as packed_32_q40_to_f32_a256(
+    Box::new(super::mmm::pq40_r32()),
+    f32::packing(32).align(256)
+) isa(X86_64Avx2, X86_64F16c));
+
 // The same widening into the 512-byte-aligned f32 panel the AVX-512 32-row tiles read
 // (`avx512_mmm_f32_32x12`), so that a Q4_0 weight reaches them too: without it, Q4_0 weights on
 // AVX-512 ran every matmul through the matrix-vector `fma_mmm_f32_32x1`.
