@@ -45,6 +45,7 @@ fn run(
     (m, k, n): (usize, usize, usize),
     tokens_major: bool,
     cold: bool,
+    weight_right: bool,
     rounds: usize,
 ) -> (f64, f32) {
     let av = fill(m * k, 1);
@@ -54,15 +55,20 @@ fn run(
     let packing = &kernel.packings()[0];
     // cold: enough copies of the packed weight (96 MB) that each call reads its A from memory,
     // as a model's forward pass does; otherwise one, hot in the caches after the first call.
-    let copies = if cold { (96 << 20) / (m * k * 4) + 1 } else { 1 };
-    let pas: Vec<_> = (0..copies).map(|_| packing.0.prepare_one(&a, 1, 0).unwrap()).collect();
+    // weight_right: the weight is B (k × features) and A holds the tokens, so the copies are of B.
+    let weight_elems = if weight_right { k * n } else { m * k };
+    let copies = if cold { (96 << 20) / (weight_elems * 4) + 1 } else { 1 };
+    let a_copies = if weight_right { 1 } else { copies };
+    let b_copies = if weight_right { copies } else { 1 };
+    let pas: Vec<_> = (0..a_copies).map(|_| packing.0.prepare_one(&a, 1, 0).unwrap()).collect();
+    let pbs: Vec<_> = (0..b_copies).map(|_| packing.1.prepare_one(&b, 0, 1).unwrap()).collect();
     let next = std::cell::Cell::new(0usize);
-    let pb = packing.1.prepare_one(&b, 0, 1).unwrap();
     // tokens_major: C is n × m (tokens × features), as a linear layer writes it; else m × n.
     let (c_shape, m_axis, n_axis) = if tokens_major { ([n, m], 1, 0) } else { ([m, n], 0, 1) };
     let mut c = Tensor::zero::<f32>(&c_shape).unwrap();
     let call = |c: &mut Tensor| unsafe {
-        let pa = &pas[next.get() % copies];
+        let pa = &pas[next.get() % a_copies];
+        let pb = &pbs[next.get() % b_copies];
         next.set(next.get() + 1);
         kernel
             .run(
@@ -71,7 +77,7 @@ fn run(
                 &[
                     FusedSpec::AddMatMul {
                         a: AsInputValue::Borrowed(&**pa),
-                        b: AsInputValue::Borrowed(&*pb),
+                        b: AsInputValue::Borrowed(&**pb),
                         packing: 0,
                     },
                     FusedSpec::Store(kernel.c_view(Some(m_axis), Some(n_axis)).wrap(&c.view_mut())),
@@ -161,6 +167,7 @@ fn main() {
     let mut names: Vec<String> = std::env::args().skip(1).collect();
     let linear = names.iter().any(|a| a == "--linear");
     let cold = names.iter().any(|a| a == "--cold");
+    let weight_right = names.iter().any(|a| a == "--weight-right");
     names.retain(|a| !a.starts_with("--"));
     if names.is_empty() {
         names = tract_linalg::MmmDispatch::native()
@@ -194,14 +201,20 @@ fn main() {
         (1536, 384, 128),
         (128, 384, 1536),
     ];
-    let shapes: Vec<(usize, usize, usize)> =
-        if linear { weights_left.to_vec() } else { shapes_default.to_vec() };
+    let shapes: Vec<(usize, usize, usize)> = if weight_right {
+        // the same linear layers with the tokens as the tile's rows (m) and the weight as B
+        weights_left.iter().map(|&(f, k, t)| (t, k, f)).collect()
+    } else if linear {
+        weights_left.to_vec()
+    } else {
+        shapes_default.to_vec()
+    };
     println!("| kernel | m | k | n | µs/call | GFLOP/s | max error |");
     println!("|---|---|---|---|---|---|---|");
     for name in &names {
         let kernel = pick(name);
         for &(m, k, n) in &shapes {
-            let (ns, err) = run(&*kernel, (m, k, n), linear, cold, 7);
+            let (ns, err) = run(&*kernel, (m, k, n), linear && !weight_right, cold, weight_right, 7);
             let gflops = 2.0 * (m * k * n) as f64 / ns;
             println!("| {name} | {m} | {k} | {n} | {:.1} | {gflops:.2} | {err:.1e} |", ns / 1e3);
         }

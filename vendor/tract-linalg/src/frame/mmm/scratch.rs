@@ -1,4 +1,4 @@
-use super::{FusedKerSpec, FusedSpec, MatMatMulKer, OutputStoreKer};
+use super::{EagerPackedInput, FusedKerSpec, FusedSpec, MatMatMulKer, OutputStoreKer};
 use crate::{BinOp, LADatum};
 use downcast_rs::{Downcast, impl_downcast};
 use std::cell::RefCell;
@@ -76,6 +76,34 @@ pub struct ScratchSpaceImpl<TI: LADatum> {
     remnant_down: usize,
     valid_right_tiles: usize,
     remnant_right: usize,
+    /// Panels of A when the kernel takes the next-panel prefetch hint and A is a packed weight
+    /// whose panels lie one after the other in memory; 0 otherwise (no hint).
+    next_panel_hint_panels: usize,
+}
+
+/// Packing bit 16 of `FusedKerSpec::AddMatMul`: A's panels lie one after the other in memory
+/// and another follows this tile's, so the kernel may prefetch half of that next panel (a
+/// cache line per k) while it computes. Bits 0..7 hold the packing index and bits 8..15
+/// `sme_mmm_f32_32x32`'s live-row count.
+pub const NEXT_PANEL_PREFETCH: usize = 1 << 16;
+/// Packing bit 17: prefetch the second half of the next panel rather than the first. It
+/// alternates from one column tile to the next, so the tiles that share a panel of A (the row
+/// of tiles over a weight panel) stream the whole next panel between them.
+pub const NEXT_PANEL_SECOND_HALF: usize = 1 << 17;
+
+/// The kernels whose inner loop reads [`NEXT_PANEL_PREFETCH`].
+fn takes_next_panel_hint(name: &str) -> bool {
+    name == "avx512_mmm_f32_32x12"
+}
+
+/// The hint bits for tile (`down`, `right`), given the panels of A (0: no hint).
+#[inline(always)]
+fn next_panel_bits(a_panels: usize, down: usize, right: usize) -> usize {
+    if down + 1 < a_panels {
+        NEXT_PANEL_PREFETCH | if right % 2 == 1 { NEXT_PANEL_SECOND_HALF } else { 0 }
+    } else {
+        0
+    }
 }
 
 #[derive(Debug, new)]
@@ -158,6 +186,7 @@ impl<TI: LADatum> ScratchSpaceImpl<TI> {
         self.remnant_down = m % ker.mr();
         self.valid_right_tiles = n / ker.nr();
         self.remnant_right = n % ker.nr();
+        self.next_panel_hint_panels = 0;
         let mut offset = 0;
         let mut align = std::mem::size_of::<*const ()>();
         fn ld(spec: usize, uspec: usize, loc: usize) -> LocDependent {
@@ -232,6 +261,12 @@ impl<TI: LADatum> ScratchSpaceImpl<TI> {
                         offset = Integer::next_multiple_of(&offset, &tmp.align());
                         ld.buffer_b = Some(offset);
                         offset += tmp.size();
+                    }
+                    if takes_next_panel_hint(ker.name())
+                        && ld.buffer_a.is_none()
+                        && (**a).is::<EagerPackedInput>()
+                    {
+                        self.next_panel_hint_panels = a.panels_count();
                     }
                     self.loc_dependent.push(ld);
                     FusedKerSpec::AddMatMul {
@@ -333,7 +368,7 @@ impl<TI: LADatum> ScratchSpaceImpl<TI> {
         unsafe {
             use FusedKerSpec as FKS;
             use FusedSpec as FS;
-            let ScratchSpaceImpl { ker_specs, loc_dependent, .. } = self;
+            let ScratchSpaceImpl { ker_specs, loc_dependent, next_panel_hint_panels, .. } = self;
             debug_assert!(specs.len() + 2 == ker_specs.len());
             for LocDependent { spec, ker_spec, loc, buffer_a, buffer_b } in loc_dependent {
                 let spec = specs.get_unchecked(*spec);
@@ -385,11 +420,12 @@ impl<TI: LADatum> ScratchSpaceImpl<TI> {
                             )?;
                             scratch.panel_b_id = right;
                         }
+                        let hint = next_panel_bits(*next_panel_hint_panels, down, right);
                         FKS::AddMatMul {
                             k: b.k(),
                             pa: scratch.ptr_a,
                             pb: scratch.ptr_b,
-                            packing: *packing,
+                            packing: *packing | hint,
                         }
                     }
                     _ => std::hint::unreachable_unchecked(),
@@ -590,6 +626,8 @@ impl<TI: LADatum> ScratchSpaceImpl<TI> {
                             scratch.panel_b_id = right;
                         }
                         let packing = if direct { *packing | (m_remnant << 8) } else { *packing };
+                        let packing =
+                            packing | next_panel_bits(self.next_panel_hint_panels, down, right);
                         FKS::AddMatMul { k: b.k(), pa: scratch.ptr_a, pb: scratch.ptr_b, packing }
                     }
                     _ => std::hint::unreachable_unchecked(),
@@ -627,5 +665,34 @@ impl<TI: LADatum> ScratchSpaceImpl<TI> {
             }
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod next_panel_hint {
+    use super::*;
+
+    #[test]
+    fn set_while_a_panel_follows_and_alternating_halves_across_column_tiles() {
+        // 3 panels of A: tiles over panels 0 and 1 get the hint, the last panel none.
+        for down in 0..2 {
+            assert_eq!(next_panel_bits(3, down, 0), NEXT_PANEL_PREFETCH);
+            assert_eq!(next_panel_bits(3, down, 1), NEXT_PANEL_PREFETCH | NEXT_PANEL_SECOND_HALF);
+            assert_eq!(next_panel_bits(3, down, 2), NEXT_PANEL_PREFETCH);
+        }
+        assert_eq!(next_panel_bits(3, 2, 0), 0);
+        assert_eq!(next_panel_bits(3, 2, 1), 0);
+        // no hint requested (0 panels) or a single panel
+        assert_eq!(next_panel_bits(0, 0, 0), 0);
+        assert_eq!(next_panel_bits(1, 0, 1), 0);
+        // the bits stay clear of the packing index and sme's live-row count (bits 0..15)
+        assert_eq!((NEXT_PANEL_PREFETCH | NEXT_PANEL_SECOND_HALF) & 0xffff, 0);
+    }
+
+    #[test]
+    fn only_the_kernel_whose_loop_reads_it() {
+        assert!(takes_next_panel_hint("avx512_mmm_f32_32x12"));
+        assert!(!takes_next_panel_hint("avx512_mmm_f32_64x3"));
+        assert!(!takes_next_panel_hint("sme_mmm_f32_32x32"));
     }
 }
