@@ -937,6 +937,12 @@ unsafe fn transpose_4x4<T: Copy>(src: *const T, src_stride: isize, dst: *mut T, 
             transpose_4x4_neon_armv7_16(src as _, src_stride, dst as _, dst_stride);
             return;
         }
+        // x86_64: SSE (baseline there) moves the 32-bit lanes as bits, so any 4-byte T.
+        #[cfg(target_arch = "x86_64")]
+        if std::mem::size_of::<T>() == 4 && std::mem::align_of::<T>() == 4 {
+            transpose_4x4_sse_32(src as _, src_stride, dst as _, dst_stride);
+            return;
+        }
         let tile: [[T; 4]; 4] = std::array::from_fn(|i| {
             let row = src.offset(i as isize * src_stride);
             std::array::from_fn(|j| *row.add(j))
@@ -947,6 +953,28 @@ unsafe fn transpose_4x4<T: Copy>(src: *const T, src_stride: isize, dst: *mut T, 
                 *out.add(i) = row[j];
             }
         }
+    }
+}
+
+/// 4x4 transpose of 32-bit lanes: four `movups` loads, four `unpck`, four `movlhps`/`movhlps`,
+/// four stores. No arithmetic touches the lanes, so integer and NaN bit patterns pass unchanged.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn transpose_4x4_sse_32(src: *const f32, src_stride: isize, dst: *mut f32, dst_stride: usize) {
+    use std::arch::x86_64::*;
+    unsafe {
+        let a = _mm_loadu_ps(src);
+        let b = _mm_loadu_ps(src.offset(src_stride));
+        let c = _mm_loadu_ps(src.offset(2 * src_stride));
+        let d = _mm_loadu_ps(src.offset(3 * src_stride));
+        let ab_lo = _mm_unpacklo_ps(a, b); // a0 b0 a1 b1
+        let ab_hi = _mm_unpackhi_ps(a, b); // a2 b2 a3 b3
+        let cd_lo = _mm_unpacklo_ps(c, d); // c0 d0 c1 d1
+        let cd_hi = _mm_unpackhi_ps(c, d); // c2 d2 c3 d3
+        _mm_storeu_ps(dst, _mm_movelh_ps(ab_lo, cd_lo));
+        _mm_storeu_ps(dst.add(dst_stride), _mm_movehl_ps(cd_lo, ab_lo));
+        _mm_storeu_ps(dst.add(2 * dst_stride), _mm_movelh_ps(ab_hi, cd_hi));
+        _mm_storeu_ps(dst.add(3 * dst_stride), _mm_movehl_ps(cd_hi, ab_hi));
     }
 }
 
