@@ -13,6 +13,11 @@
 //!                                 the same with a different copy of the weight (96 MB in
 //!                                 all) at each call, so A comes from memory as in a forward
 //!                                 pass, not hot from the caches
+//!   kernel-bench --weight-right [--cold] KERNEL ...
+//!                                 the linear layers with the weight as B (k × features) and the
+//!                                 tokens as the tile's rows, C tokens × features
+//!   kernel-bench --shape M,K,N [--shape ...] [--linear] [--cold] KERNEL ...
+//!                                 these shapes instead of the model's
 //!   kernel-bench --softmax        attention's row softmax: the per-row kernels (row max,
 //!                                 exp-and-sum, scale) against the whole-buffer row kernel
 
@@ -201,7 +206,20 @@ fn main() {
         (1536, 384, 128),
         (128, 384, 1536),
     ];
-    let shapes: Vec<(usize, usize, usize)> = if weight_right {
+    // --shape M,K,N (repeatable): time these shapes instead
+    let args: Vec<String> = std::env::args().collect();
+    let custom: Vec<(usize, usize, usize)> = args
+        .windows(2)
+        .filter(|w| w[0] == "--shape")
+        .filter_map(|w| {
+            let v: Vec<usize> = w[1].split(',').filter_map(|x| x.parse().ok()).collect();
+            (v.len() == 3).then(|| (v[0], v[1], v[2]))
+        })
+        .collect();
+    names.retain(|a| !a.contains(','));
+    let shapes: Vec<(usize, usize, usize)> = if !custom.is_empty() {
+        custom
+    } else if weight_right {
         // the same linear layers with the tokens as the tile's rows (m) and the weight as B
         weights_left.iter().map(|&(f, k, t)| (t, k, f)).collect()
     } else if linear {
