@@ -64,6 +64,8 @@ pub mod by_scalar;
 pub mod conv_w4;
 pub mod depthwise;
 pub mod erf;
+#[cfg(target_arch = "x86_64")]
+pub mod gelu_exact;
 pub mod exp;
 #[cfg(tract_avx512vnni)]
 pub mod fma_width;

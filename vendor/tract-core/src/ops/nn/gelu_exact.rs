@@ -27,6 +27,11 @@ crate::element_wise!(gelu_exact, GeluExact,
         Ok(())
     },
     [f32] => |_, xs| {
+        // x86_64 with AVX2+FMA or AVX-512: the whole formula in one pass over the buffer
+        #[cfg(target_arch = "x86_64")]
+        if tract_linalg::x86_64::gelu_exact::gelu_exact_f32(xs) {
+            return Ok(());
+        }
         let erf = Func::Erf.ew_f32()?;
         let c = inv_sqrt2();
         let mut scratch = vec![0f32; xs.len().min(CHUNK)];
