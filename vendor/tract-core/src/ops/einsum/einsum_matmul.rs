@@ -556,7 +556,11 @@ impl TypedOp for EinSumMatMul {
             ensure!(of.is::<BlockQuantFact>());
             true
         } else if self.m == self.n {
-            false
+            // A tie (attention's scores, queries × keys of one symbolic length): put on m the
+            // axis C is contiguous along, so that the kernel writes each column of its tile as
+            // whole vectors instead of scattering it one value per row.
+            let c_rank = self.op.axes.rank(InOut::Out(0));
+            matches!((self.c_m(), self.c_n()), (Some(m), Some(n)) if n + 1 == c_rank && m + 1 != c_rank)
         } else {
             match (self.m.as_i64(), self.n.as_i64()) {
                 (Some(m), Some(n)) => m < n,
