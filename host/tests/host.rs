@@ -99,8 +99,9 @@ fn exercise(store: &[&str]) {
             .to_string()
         })
         .collect();
-    let file =
-        std::env::temp_dir().join(format!("mnemo-host-signals-{}.jsonl", std::process::id()));
+    let kind = store[0].trim_start_matches('-');
+    let file = std::env::temp_dir()
+        .join(format!("mnemo-host-signals-{}-{kind}.jsonl", std::process::id()));
     std::fs::write(&file, lines.join("\n")).unwrap();
     let (ok, out, err) = host(store, &["signals", file.to_str().unwrap()]);
     assert!(ok && out.contains("stored 6 signals"), "{out}{err}");
@@ -114,7 +115,10 @@ fn exercise(store: &[&str]) {
 /// Export, import, erasure through the component; then no byte of the erased subject is left
 /// in the store's files (the log, or SQLite's database and WAL).
 fn privacy(store: &[&str]) {
-    let file = std::env::temp_dir().join(format!("mnemo-host-export-{}.mnemo", std::process::id()));
+    // One file per store kind: the file and SQLite tests run at once in this process.
+    let kind = store[0].trim_start_matches('-');
+    let file =
+        std::env::temp_dir().join(format!("mnemo-host-export-{}-{kind}.mnemo", std::process::id()));
     let f = file.to_str().unwrap();
     let (ok, out, err) = host(store, &["export", f, "--scrypt-log-n", "10"]);
     assert!(ok && out.contains("\"encrypted\":true"), "{out}{err}");
