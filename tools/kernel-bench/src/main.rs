@@ -173,7 +173,17 @@ fn main() {
     let linear = names.iter().any(|a| a == "--linear");
     let cold = names.iter().any(|a| a == "--cold");
     let weight_right = names.iter().any(|a| a == "--weight-right");
-    names.retain(|a| !a.starts_with("--"));
+    // --shape M,K,N (repeatable): time these shapes instead
+    let custom: Vec<(usize, usize, usize)> = names
+        .windows(2)
+        .filter(|w| w[0] == "--shape")
+        .filter_map(|w| {
+            let v: Vec<usize> = w[1].split(',').filter_map(|x| x.parse().ok()).collect();
+            (v.len() == 3).then(|| (v[0], v[1], v[2]))
+        })
+        .collect();
+    // kernel names only: no flags, no shape values
+    names.retain(|a| !a.starts_with("--") && !a.contains(','));
     if names.is_empty() {
         names = tract_linalg::MmmDispatch::native()
             .runnable()
@@ -206,17 +216,6 @@ fn main() {
         (1536, 384, 128),
         (128, 384, 1536),
     ];
-    // --shape M,K,N (repeatable): time these shapes instead
-    let args: Vec<String> = std::env::args().collect();
-    let custom: Vec<(usize, usize, usize)> = args
-        .windows(2)
-        .filter(|w| w[0] == "--shape")
-        .filter_map(|w| {
-            let v: Vec<usize> = w[1].split(',').filter_map(|x| x.parse().ok()).collect();
-            (v.len() == 3).then(|| (v[0], v[1], v[2]))
-        })
-        .collect();
-    names.retain(|a| !a.contains(','));
     let shapes: Vec<(usize, usize, usize)> = if !custom.is_empty() {
         custom
     } else if weight_right {
