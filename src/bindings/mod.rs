@@ -2,6 +2,13 @@
 
 #[cfg(feature = "js")]
 pub mod js;
+#[cfg(all(
+    feature = "js",
+    target_arch = "wasm32",
+    target_os = "unknown",
+    not(target_feature = "atomics")
+))]
+mod js_alloc;
 #[cfg(all(feature = "js", feature = "model"))]
 pub mod js_embedder;
 #[cfg(feature = "js")]

@@ -421,6 +421,13 @@ fn decluttered_onnx(
         model.set_input_fact(ix, fact).map_err(onnx_err("inputs"))?;
     }
     select_hidden_state(&mut model)?;
+    // Weights stored as int8 blocks become f32 constants in one pass each, instead of through
+    // tract's op-by-op constant folding (see `dequant.rs`); their dead ops are then dropped.
+    let folded =
+        super::dequant::fold_int8_dequant(&mut model).map_err(onnx_err("type analysis"))?;
+    if folded > 0 {
+        model = model.into_compact().map_err(onnx_err("type analysis"))?;
+    }
     let typed = model.into_typed().map_err(onnx_err("type analysis"))?;
     stage("type analysis");
     let mut base = typed.into_decluttered().map_err(onnx_err("declutter"))?;

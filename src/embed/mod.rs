@@ -18,6 +18,8 @@ mod bert;
 #[cfg(feature = "model")]
 mod cache;
 #[cfg(feature = "model")]
+mod dequant;
+#[cfg(feature = "model")]
 pub mod digest;
 #[cfg(feature = "model")]
 mod fuse;
@@ -40,6 +42,20 @@ pub use passages::{Passage, TextVectors};
 pub use polarity::{Polarity, Stance};
 
 use crate::error::Result;
+
+/// The default model's folder for unit tests: `MNEMO_MODEL_DIR`, else the repo's `models/`,
+/// else the shared reference copy (the same search as the integration tests).
+#[cfg(all(test, feature = "model"))]
+pub(crate) fn test_model_dir() -> std::path::PathBuf {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dirs = [
+        std::env::var_os("MNEMO_MODEL_DIR").map(std::path::PathBuf::from),
+        Some(root.join("models/multilingual-e5-small-latin")),
+        Some(root.join("../shared/models/multilingual-e5-small-latin")),
+    ];
+    let dir = dirs.into_iter().flatten().find(|d| d.join("tokenizer.json").is_file());
+    dir.expect("no model: run tools/build-model")
+}
 
 /// Why a text is being embedded. E5-style models need a different prefix for each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

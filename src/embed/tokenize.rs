@@ -107,17 +107,9 @@ impl TextTokenizer {
 mod tests {
     use super::*;
 
-    /// The default model's tokenizer.json (same search as the integration tests).
+    /// The default model's tokenizer.json.
     fn default_tokenizer() -> Vec<u8> {
-        let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let dirs = [
-            std::env::var_os("MNEMO_MODEL_DIR").map(std::path::PathBuf::from),
-            Some(root.join("models/multilingual-e5-small-latin")),
-            Some(root.join("../shared/models/multilingual-e5-small-latin")),
-        ];
-        let dir = dirs.into_iter().flatten().find(|d| d.join("tokenizer.json").is_file());
-        let dir = dir.expect("no model: run tools/build-model");
-        std::fs::read(dir.join("tokenizer.json")).unwrap()
+        std::fs::read(crate::embed::test_model_dir().join("tokenizer.json")).unwrap()
     }
 
     /// Deterministic text over the scripts and marks that exercise normalisation.
