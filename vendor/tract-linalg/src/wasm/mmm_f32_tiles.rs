@@ -214,10 +214,13 @@ macro_rules! tile_kernel {
     };
 }
 
-// Without relaxed-simd, A is broadcast by a shuffle of one v128 load per k (4 rows); with it, by
-// `v128.load32_splat` per row. Measured under Node 20 on x86_64 (tools/bench-kernels), these
-// are the faster of the two in each build: 28-29 against 25-28 GFLOP/s (mul+add), 44-46
-// against 38-40 (relaxed madd); `wasm_f32_8x8` runs at 17 in both.
-tile_kernel!(kernel_f32_4x8, 4, 2, { cfg!(not(target_feature = "relaxed-simd")) });
+// A is broadcast with `v128.load32_splat` per row in both builds. Under Node 20 on a Zen 3 EPYC
+// a lane shuffle of one v128 load per k (SHUF) measured faster without relaxed-simd, 28-29
+// against 25-28 GFLOP/s; on a Sapphire Rapids Xeon the splat is the faster by more, 36-39
+// against 30 (tools/bench-kernels), probably because its shuffles issue on a port the vector
+// adds also need, while a splat is a load. Both broadcast the same values, so the results are identical.
+// With relaxed madd the splat measured 44-46 against 38-40 on the EPYC; `wasm_f32_8x8` runs
+// at 17 in both builds.
+tile_kernel!(kernel_f32_4x8, 4, 2, false);
 
 MMMRustKernel!(wasm32; kernel_f32_4x8 => wasm_f32_4x8<f32>(4,8)@(16,16));
