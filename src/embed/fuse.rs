@@ -135,13 +135,23 @@ impl EvalOp for MaskedSoftmax {
         }
         let mask = mask.try_as_plain_ram()?;
         let mask = mask.as_slice::<f32>()?;
-        if width > 0 {
+        // A mask row of zeros (a text with no padding: every batch of one) adds nothing, so
+        // its score rows skip the pass. Adding 0 would only turn -0 into +0, which the
+        // softmax's exp maps to the same 1.
+        let masks: Vec<bool> = if width > 0 {
+            mask.chunks_exact(width).map(|m| m.iter().any(|&v| v != 0.0)).collect()
+        } else {
+            Vec::new()
+        };
+        if width > 0 && masks.iter().any(|&m| m) {
             let mut plain = scores.try_as_plain_ram_mut()?;
             let mut index = tvec![0usize; rank - 1];
             for row in plain.as_slice_mut::<f32>()?.chunks_exact_mut(width) {
                 let at: usize = index.iter().zip(&strides).map(|(i, s)| i * s).sum();
-                for (v, m) in row.iter_mut().zip(&mask[at..at + width]) {
-                    *v += m;
+                if masks[at / width] {
+                    for (v, m) in row.iter_mut().zip(&mask[at..at + width]) {
+                        *v += m;
+                    }
                 }
                 // Next row: odometer over the leading axes.
                 for axis in (0..rank - 1).rev() {
@@ -385,11 +395,22 @@ mod tests {
 
     #[test]
     fn masked_softmax_adds_the_broadcast_mask_row_by_row() {
-        let shape = [2, 3, 2, 5]; // batch, heads, queries, keys
-        let scores = values(shape.iter().product(), 0.3);
         let mut mask = vec![0f32; 2 * 5];
         mask[3] = -10000.0; // batch 0 does not see key 3
         mask[5 + 4] = -10000.0; // batch 1 does not see key 4
+        check_masked_softmax(&mask, &[3, 4]);
+        // Batch 1 has no padding: its rows skip the add and are the plain softmax.
+        let mut mask = vec![0f32; 2 * 5];
+        mask[3] = -10000.0;
+        check_masked_softmax(&mask, &[3]);
+        check_masked_softmax(&[0.0; 10], &[]);
+    }
+
+    /// `MaskedSoftmax` of a `[2, 3, 2, 5]` score tensor with a `[2, 1, 1, 5]` mask against the
+    /// formula, where `masked[b]` is the key batch `b` does not see, if any.
+    fn check_masked_softmax(mask: &[f32], masked: &[usize]) {
+        let shape = [2, 3, 2, 5]; // batch, heads, queries, keys
+        let scores = values(shape.iter().product(), 0.3);
         let inputs = vec![
             Tensor::from_shape(&shape, &scores).unwrap(),
             Tensor::from_shape(&[2, 1, 1, 5], &mask).unwrap(),
@@ -405,7 +426,9 @@ mod tests {
                 let want = (x[k] - max).exp() / total;
                 assert!((want - out[k] as f64).abs() < 1e-5, "row {row} key {k}");
             }
-            assert!(out[if batch == 0 { 3 } else { 4 }] < 1e-6, "a masked key gets no weight");
+            if let Some(&key) = masked.get(batch) {
+                assert!(out[key] < 1e-6, "a masked key gets no weight");
+            }
         }
     }
 }
