@@ -413,7 +413,7 @@ mod tests {
         let scores = values(shape.iter().product(), 0.3);
         let inputs = vec![
             Tensor::from_shape(&shape, &scores).unwrap(),
-            Tensor::from_shape(&[2, 1, 1, 5], &mask).unwrap(),
+            Tensor::from_shape(&[2, 1, 1, 5], mask).unwrap(),
         ];
         let got = run(&MaskedSoftmax, inputs);
         for (row, out) in got.chunks(5).enumerate() {
