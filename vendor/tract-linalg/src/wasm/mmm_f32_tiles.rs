@@ -216,7 +216,7 @@ macro_rules! tile_kernel {
 
 // A is broadcast with `v128.load32_splat` per row in both builds. Under Node 20 on a Zen 3 EPYC
 // a lane shuffle of one v128 load per k (SHUF) measured faster without relaxed-simd, 28-29
-// against 25-28 GFLOP/s; on a Sapphire Rapids Xeon the splat is the faster by more, 36-39
+// against 25-28 GFLOP/s; on an AVX-512 Xeon with AMX the splat is the faster by more, 36-39
 // against 30 (tools/bench-kernels), probably because its shuffles issue on a port the vector
 // adds also need, while a splat is a load. Both broadcast the same values, so the results are identical.
 // With relaxed madd the splat measured 44-46 against 38-40 on the EPYC; `wasm_f32_8x8` runs
