@@ -325,7 +325,7 @@ unsafe fn run_with_scratch_space_vec<K: MatMatMulKer>(
         match crate::multithread::current_tract_executor() {
             Executor::SingleThread => scratch.run_in_tls_scope(|scratch, tls| {
                 for ia in 0..m.divceil(ker.mr()) {
-                    scratch.run_one_tile(ker, non_linear, tls, ia, 0)?;
+                    scratch.run_one_tile(ker, non_linear, tls, ia, 0, 1)?;
                 }
                 TractResult::Ok(())
             }),
@@ -347,7 +347,7 @@ unsafe fn run_with_scratch_space_vec<K: MatMatMulKer>(
                 |ia_start, ia_end, _, _, _| {
                     scratch.run_in_tls_scope(|scratch, tls| {
                         for ia in ia_start..ia_end {
-                            scratch.run_one_tile(ker, non_linear, tls, ia, 0)?;
+                            scratch.run_one_tile(ker, non_linear, tls, ia, 0, 1)?;
                         }
                         TractResult::Ok(())
                     })
@@ -371,7 +371,7 @@ unsafe fn run_with_scratch_space_vec<K: MatMatMulKer>(
                 |ia_start, ia_end, _, _, _| {
                     scratch.run_in_tls_scope(|scratch, tls| {
                         for ia in ia_start..ia_end {
-                            scratch.run_one_tile(ker, non_linear, tls, ia, 0)?;
+                            scratch.run_one_tile(ker, non_linear, tls, ia, 0, 1)?;
                         }
                         TractResult::Ok(())
                     })
@@ -627,9 +627,13 @@ unsafe fn run_blocked<K: MatMatMulKer>(
         let l2_share = llc_share.min(crate::cache::cache_info().l2_sharers_or_one());
         let blk = inner_block_edge(mr, nr, k, elem, m_panels, n_panels, col_outer, l2_share);
         let blk_outer = outer_block_edge(mr, nr, k, elem, blk, m_panels, n_panels, llc_share);
+        // The column tiles run over each panel of A before the walk moves to the next one,
+        // which share the prefetch of that next panel (row-outer walks only; a column-outer
+        // walk moves to the next panel at every tile).
+        let row_tiles = if col_outer { 1 } else { blk.min(blk_outer).min(n_panels) };
         scratch.run_in_tls_scope(|scratch, tls| {
             for_each_blocked_tile(m, n, blk, blk_outer, col_outer, |ia, ib| {
-                scratch.run_one_tile(ker, non_linear, tls, ia, ib)
+                scratch.run_one_tile(ker, non_linear, tls, ia, ib, row_tiles)
             })
         })
     }

@@ -82,25 +82,44 @@ pub struct ScratchSpaceImpl<TI: LADatum> {
 }
 
 /// Packing bit 16 of `FusedKerSpec::AddMatMul`: A's panels lie one after the other in memory
-/// and another follows this tile's, so the kernel may prefetch half of that next panel (a
-/// cache line per k) while it computes. Bits 0..7 hold the packing index and bits 8..15
+/// and another follows this tile's, so the kernel may prefetch part of that next panel (one
+/// prefetch per k) while it computes. Bits 0..7 hold the packing index and bits 8..15
 /// `sme_mmm_f32_32x32`'s live-row count.
 pub const NEXT_PANEL_PREFETCH: usize = 1 << 16;
-/// Packing bit 17: prefetch the second half of the next panel rather than the first. It
-/// alternates from one column tile to the next, so the tiles that share a panel of A (the row
-/// of tiles over a weight panel) stream the whole next panel between them.
-pub const NEXT_PANEL_SECOND_HALF: usize = 1 << 17;
+/// Packing bits 18..23: how many parts P the next panel is cut into. Each column tile over a
+/// panel of A prefetches one part of the next panel, so the row of tiles that shares a panel
+/// streams the next one evenly between them rather than in a burst at its first tiles (one
+/// core's share of memory bandwidth is then spread over the whole panel's compute).
+pub const NEXT_PANEL_PARTS_SHIFT: usize = 18;
+/// Packing bits 24..29: which part j of the next panel this tile prefetches.
+pub const NEXT_PANEL_PART_SHIFT: usize = 24;
+/// The most parts bits 18..23 hold.
+const NEXT_PANEL_MAX_PARTS: usize = 63;
 
 /// The kernels whose inner loop reads [`NEXT_PANEL_PREFETCH`].
 fn takes_next_panel_hint(name: &str) -> bool {
     name == "avx512_mmm_f32_32x12"
 }
 
-/// The hint bits for tile (`down`, `right`), given the panels of A (0: no hint).
+/// How many parts the next panel is cut into when the walk runs `row_tiles` column tiles over
+/// a panel of A before it moves to the next:
+/// one per tile, at least 2 (a 32-row f32 panel has 128 bytes per k and the kernel prefetches
+/// one 64-byte line per k, so one part per tile covers the panel only from 2 parts on), at
+/// most [`NEXT_PANEL_MAX_PARTS`] (later tiles then prefetch again what the first ones did).
+fn next_panel_parts(row_tiles: usize) -> usize {
+    row_tiles.clamp(2, NEXT_PANEL_MAX_PARTS)
+}
+
+/// The hint bits for tile (`down`, `right`), given the panels of A (0: no hint) and the column
+/// tiles the walk runs over each panel of A. Those tiles are consecutive, so `right % parts`
+/// gives each its own part.
 #[inline(always)]
-fn next_panel_bits(a_panels: usize, down: usize, right: usize) -> usize {
+fn next_panel_bits(a_panels: usize, row_tiles: usize, down: usize, right: usize) -> usize {
     if down + 1 < a_panels {
-        NEXT_PANEL_PREFETCH | if right % 2 == 1 { NEXT_PANEL_SECOND_HALF } else { 0 }
+        let parts = next_panel_parts(row_tiles);
+        NEXT_PANEL_PREFETCH
+            | parts << NEXT_PANEL_PARTS_SHIFT
+            | (right % parts) << NEXT_PANEL_PART_SHIFT
     } else {
         0
     }
@@ -298,7 +317,7 @@ impl<TI: LADatum> ScratchSpaceImpl<TI> {
         // tile. Single-threaded callers should prefer `run_in_tls_scope`+
         // `run_one_tile` to amortise the TLS borrow + sync over many tiles.
         unsafe {
-            self.run_in_tls_scope(|this, tls| this.run_one_tile(ker, specs, tls, down, right))
+            self.run_in_tls_scope(|this, tls| this.run_one_tile(ker, specs, tls, down, right, self.col_tiles()))
         }
     }
 
@@ -319,6 +338,11 @@ impl<TI: LADatum> ScratchSpaceImpl<TI> {
     /// Run a single tile against an already-borrowed TLS scratch. Caller is
     /// responsible for entering `run_in_tls_scope` first (so `sync` has run).
     #[inline(always)]
+    /// Column tiles of the product: the full ones and a border one.
+    pub(crate) fn col_tiles(&self) -> usize {
+        self.valid_right_tiles + (self.remnant_right > 0) as usize
+    }
+
     pub(crate) unsafe fn run_one_tile(
         &self,
         ker: &impl MatMatMulKer<Acc = TI>,
@@ -326,10 +350,11 @@ impl<TI: LADatum> ScratchSpaceImpl<TI> {
         tls: &mut TLSScratch,
         down: usize,
         right: usize,
+        row_tiles: usize,
     ) -> TractResult<()> {
         unsafe {
             if down < self.valid_down_tiles && right < self.valid_right_tiles {
-                self.for_valid_tile(ker, specs, tls, down, right)?;
+                self.for_valid_tile(ker, specs, tls, down, right, row_tiles)?;
                 let err = ker.kernel(tls.ker_specs());
                 ensure!(err == 0, "Kernel {} returned error {err}", ker.name());
             } else {
@@ -345,6 +370,7 @@ impl<TI: LADatum> ScratchSpaceImpl<TI> {
                     right,
                     remnant_down,
                     remnant_right,
+                    row_tiles,
                 )?;
                 let err = ker.kernel(tls.ker_specs());
                 ensure!(err == 0, "Kernel {} returned error {err}", ker.name());
@@ -364,6 +390,7 @@ impl<TI: LADatum> ScratchSpaceImpl<TI> {
         tls: &mut TLSScratch,
         down: usize,
         right: usize,
+        row_tiles: usize,
     ) -> TractResult<()> {
         unsafe {
             use FusedKerSpec as FKS;
@@ -420,7 +447,8 @@ impl<TI: LADatum> ScratchSpaceImpl<TI> {
                             )?;
                             scratch.panel_b_id = right;
                         }
-                        let hint = next_panel_bits(*next_panel_hint_panels, down, right);
+                        let hint =
+                            next_panel_bits(*next_panel_hint_panels, row_tiles, down, right);
                         FKS::AddMatMul {
                             k: b.k(),
                             pa: scratch.ptr_a,
@@ -447,6 +475,7 @@ impl<TI: LADatum> ScratchSpaceImpl<TI> {
         right: usize,
         m_remnant: usize,
         n_remnant: usize,
+        row_tiles: usize,
     ) -> TractResult<bool> {
         unsafe {
             use FusedKerSpec as FKS;
@@ -627,7 +656,13 @@ impl<TI: LADatum> ScratchSpaceImpl<TI> {
                         }
                         let packing = if direct { *packing | (m_remnant << 8) } else { *packing };
                         let packing =
-                            packing | next_panel_bits(self.next_panel_hint_panels, down, right);
+                            packing
+                                | next_panel_bits(
+                                    self.next_panel_hint_panels,
+                                    row_tiles,
+                                    down,
+                                    right,
+                                );
                         FKS::AddMatMul { k: b.k(), pa: scratch.ptr_a, pb: scratch.ptr_b, packing }
                     }
                     _ => std::hint::unreachable_unchecked(),
@@ -673,20 +708,32 @@ mod next_panel_hint {
     use super::*;
 
     #[test]
-    fn set_while_a_panel_follows_and_alternating_halves_across_column_tiles() {
-        // 3 panels of A: tiles over panels 0 and 1 get the hint, the last panel none.
+    fn set_while_a_panel_follows_and_one_part_per_column_tile() {
+        let bits = |parts: usize, part: usize| {
+            NEXT_PANEL_PREFETCH
+                | parts << NEXT_PANEL_PARTS_SHIFT
+                | part << NEXT_PANEL_PART_SHIFT
+        };
+        // 3 panels of A, 11 column tiles (128 tokens): tiles over panels 0 and 1 get the hint,
+        // part `right` of 11; the last panel none.
         for down in 0..2 {
-            assert_eq!(next_panel_bits(3, down, 0), NEXT_PANEL_PREFETCH);
-            assert_eq!(next_panel_bits(3, down, 1), NEXT_PANEL_PREFETCH | NEXT_PANEL_SECOND_HALF);
-            assert_eq!(next_panel_bits(3, down, 2), NEXT_PANEL_PREFETCH);
+            for right in 0..11 {
+                assert_eq!(next_panel_bits(3, 11, down, right), bits(11, right));
+            }
         }
-        assert_eq!(next_panel_bits(3, 2, 0), 0);
-        assert_eq!(next_panel_bits(3, 2, 1), 0);
+        assert_eq!(next_panel_bits(3, 11, 2, 0), 0);
+        assert_eq!(next_panel_bits(3, 11, 2, 10), 0);
+        // one column tile: still 2 parts (a line per k covers half a 32-row panel), part 0
+        assert_eq!(next_panel_bits(3, 1, 0, 0), bits(2, 0));
+        // more tiles than parts: the parts repeat
+        assert_eq!(next_panel_bits(2, 100, 0, 62), bits(63, 62));
+        assert_eq!(next_panel_bits(2, 100, 0, 63), bits(63, 0));
         // no hint requested (0 panels) or a single panel
-        assert_eq!(next_panel_bits(0, 0, 0), 0);
-        assert_eq!(next_panel_bits(1, 0, 1), 0);
+        assert_eq!(next_panel_bits(0, 11, 0, 0), 0);
+        assert_eq!(next_panel_bits(1, 11, 0, 1), 0);
         // the bits stay clear of the packing index and sme's live-row count (bits 0..15)
-        assert_eq!((NEXT_PANEL_PREFETCH | NEXT_PANEL_SECOND_HALF) & 0xffff, 0);
+        assert_eq!(bits(63, 63) & 0xffff, 0);
+        assert_eq!(bits(63, 63) >> 30, 0);
     }
 
     #[test]
