@@ -201,6 +201,7 @@ fn main() {
     let rss_loaded = rss_kib("VmRSS:");
 
     let mut results = serde_json::Map::new();
+    let mut tokenize = serde_json::Map::new();
     let mut corpus = serde_json::Map::new();
     for tokens in [32usize, 128] {
         let texts = texts_of(&e, tokens, 16);
@@ -222,6 +223,17 @@ fn main() {
                     t.elapsed().as_secs_f64() * 1e3 / batch as f64
                 })
                 .collect();
+            // The tokenizer's share of that time: the same texts tokenised alone.
+            let tok: Vec<f64> = (0..runs)
+                .map(|_| {
+                    let t = Instant::now();
+                    for text in &refs {
+                        e.token_ids(text, Role::Passage).expect("tokenises");
+                    }
+                    t.elapsed().as_secs_f64() * 1e3 / batch as f64
+                })
+                .collect();
+            tokenize.insert(case.clone(), serde_json::json!(median(tok)));
             results.insert(case, serde_json::json!(median(samples)));
         }
     }
@@ -234,6 +246,7 @@ fn main() {
         "load_stages_ms": stages,
         "first_embed_ms": first_ms,
         "ms_per_passage": results,
+        "tokenize_ms_per_passage": tokenize,
         "rss_loaded_mb": (rss_loaded.saturating_sub(rss_before)) as f64 / 1024.0,
         "peak_rss_mb": rss_kib("VmHWM:") as f64 / 1024.0,
         "plans": e.plan_count(),

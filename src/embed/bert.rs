@@ -72,7 +72,7 @@ impl BertConfig {
 
 /// Which model input an ONNX input is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Input {
+pub(super) enum Input {
     Ids,
     Mask,
     TypeIds,
@@ -136,7 +136,7 @@ impl BertEmbedder {
         };
         stage("tokenizer");
 
-        let (base, inputs, batch, seq) = if super::nnef::is_archive(onnx) {
+        let (mut base, inputs, batch, seq) = if super::nnef::is_archive(onnx) {
             let model = super::nnef::read(onnx).map_err(onnx_err("reading the NNEF archive"))?;
             stage("read archive");
             let inputs = discover_inputs(&model)?;
@@ -145,6 +145,11 @@ impl BertEmbedder {
         } else {
             decluttered_onnx(onnx, stage)?
         };
+        // Attention as one op where that is faster (AVX-512); done here at load rather than in
+        // `decluttered_onnx`, so that compiled archives, which wasm hosts read, never hold it.
+        if super::attention::available() {
+            super::attention::fuse_attention(&mut base).map_err(onnx_err("fusing attention"))?;
+        }
         let dim = hidden_dim(&base)?;
         let fused = super::fuse::count(&base);
         let max_tokens = tokenizer.max_tokens();
@@ -403,7 +408,7 @@ fn normalise(v: &mut [f32]) {
 
 /// Parses an ONNX model and makes the decluttered, fused graph with symbolic `[batch, seq]`
 /// inputs, naming each stage as it ends: "parse", "type analysis", "declutter", "fuse".
-fn decluttered_onnx(
+pub(super) fn decluttered_onnx(
     onnx: &[u8],
     stage: &mut dyn FnMut(&'static str),
 ) -> Result<(TypedModel, Vec<Input>, Symbol, Symbol)> {

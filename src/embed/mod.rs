@@ -14,6 +14,8 @@
 //! languages (see [`polarity`]).
 
 #[cfg(feature = "model")]
+mod attention;
+#[cfg(feature = "model")]
 mod bert;
 #[cfg(feature = "model")]
 mod cache;
