@@ -17,9 +17,12 @@
 //!     out[b, i, h, ·] = Σ_t p[i, t] · V[b, t, h, ·]                   D/16 vectors per row
 //! ```
 //!
-//! The op is put in only at load, and only where AVX-512 is present ([`available`]): compiled
-//! NNEF archives never hold it (wasm hosts read those), and other hosts keep tract's path. Its
-//! portable evaluation (`eval_portable`) is what the AVX-512 one is tested against.
+//! The op is put in only at load, and only where it has a vector path ([`available`]): x86_64
+//! with AVX-512F, and wasm built with simd128 (4 lanes, no fused multiply-add: there it runs
+//! at the speed of tract's own kernels on these shapes, and batches of 16 gain a few percent
+//! from the packs and axis moves it skips). Compiled NNEF archives never hold it, and other
+//! hosts keep tract's path. Its portable evaluation (`eval_portable`) is what the vector paths
+//! are tested against natively; in wasm the reference embeddings test it (`tests/js`).
 
 use tract_nnef::internal::*;
 use tract_onnx::tract_core::ops::binary::TypedBinOp;
@@ -85,8 +88,14 @@ impl EvalOp for Attention {
         let mut out = vec![0f32; shape.iter().product()];
         #[cfg(target_arch = "x86_64")]
         if avx512::fits(&io) {
-            // SAFETY: `available()` checked the CPU has AVX-512F.
-            unsafe { avx512::eval(&io, &mut out) };
+            // SAFETY: `fits` checked the CPU has AVX-512F and the head size.
+            unsafe { drive::<avx512::Avx512>(&io, &mut out) };
+            return Ok(tvec!(Tensor::from_shape(&shape, &out)?.into_tvalue()));
+        }
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        if simd128::fits(&io) {
+            // SAFETY: simd128 is part of this build; `fits` checked the head size.
+            unsafe { drive::<simd128::Simd128>(&io, &mut out) };
             return Ok(tvec!(Tensor::from_shape(&shape, &out)?.into_tvalue()));
         }
         eval_portable(&io, &mut out);
@@ -154,21 +163,102 @@ fn eval_portable(io: &Io, out: &mut [f32]) {
     }
 }
 
-/// Whether this host runs [`Attention`] faster than tract's own ops: x86_64 with AVX-512F.
+/// Whether this host runs [`Attention`] faster than tract's own ops: x86_64 with AVX-512F, or
+/// wasm built with simd128.
 pub fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::arch::is_x86_feature_detected!("avx512f")
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        true
+    }
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    )))]
     {
         false
     }
 }
 
+/// One head's keys and what the blocks over its query rows share.
+struct Head<'a> {
+    /// Kᵀ, `dim × keys`, zero past `seq`.
+    kt: &'a [f32],
+    dim: usize,
+    /// `seq` rounded up to the vector width.
+    keys: usize,
+    seq: usize,
+    scale: f32,
+    /// The batch's mask row, `keys` long (0 past `seq`).
+    mask: &'a [f32],
+    /// Elements from one token's row of q, v or the output to the next.
+    stride: usize,
+}
+
+/// The three steps over a block of query rows, in one instruction set.
+trait Blocks {
+    /// Floats per vector: score rows are padded to a multiple.
+    const LANES: usize;
+    /// Query rows per block.
+    const ROWS: usize;
+    /// `scores[r, t] = scale · Σ_d q[r, d] · Kᵀ[d, t] + mask[t]` for `rows ≤ ROWS` rows of `q`
+    /// (`stride` apart; score rows `keys` apart) and every `t < keys`.
+    unsafe fn scores(head: &Head, rows: usize, q: *const f32, scores: &mut [f32]);
+    /// Softmax in place.
+    unsafe fn softmax(row: &mut [f32]);
+    /// `out[r, ·] = Σ_t p[r, t] · v[t, ·]` for `rows ≤ ROWS` rows of probabilities (`keys`
+    /// apart in `p`), `v` and `out` rows `stride` apart.
+    unsafe fn context(head: &Head, rows: usize, p: &[f32], v: *const f32, out: *mut f32);
+}
+
+/// Every batch and head through `B`'s blocks: the head's keys transposed once, then blocks of
+/// `B::ROWS` query rows.
+///
+/// # Safety
+/// `B`'s instructions must exist on this CPU and `B` must take `io`'s head size.
+unsafe fn drive<B: Blocks>(io: &Io, out: &mut [f32]) {
+    let [batch, seq, heads, dim] = io.shape;
+    if seq == 0 {
+        return;
+    }
+    let keys = seq.next_multiple_of(B::LANES);
+    let mut kt = vec![0f32; dim * keys];
+    let mut scores = vec![0f32; B::ROWS * keys];
+    let stride = heads * dim;
+    let mut mask = vec![0f32; keys];
+    for b in 0..batch {
+        mask[..seq].copy_from_slice(&io.mask[b * io.mask_stride..][..seq]);
+        for h in 0..heads {
+            for t in 0..seq {
+                let k = &io.k[io.at(b, t, h)..][..dim];
+                for (d, &x) in k.iter().enumerate() {
+                    kt[d * keys + t] = x;
+                }
+            }
+            let q = io.q[io.at(b, 0, h)..].as_ptr();
+            let v = io.v[io.at(b, 0, h)..].as_ptr();
+            let o = out[io.at(b, 0, h)..].as_mut_ptr();
+            let head = Head { kt: &kt, dim, keys, seq, scale: io.scale, mask: &mask, stride };
+            let mut i = 0;
+            while i < seq {
+                let rows = (seq - i).min(B::ROWS);
+                B::scores(&head, rows, q.add(i * stride), &mut scores);
+                for r in 0..rows {
+                    B::softmax(&mut scores[r * keys..][..seq]);
+                }
+                B::context(&head, rows, &scores, v, o.add(i * stride));
+                i += rows;
+            }
+        }
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::Io;
+    use super::{Blocks, Head, Io};
     use std::arch::x86_64::*;
 
     /// Query rows per block: 8 rows × 16 keys of scores, or 8 rows × `D` of context, in
@@ -182,74 +272,33 @@ mod avx512 {
         (d == 16 || d == 32) && super::available()
     }
 
-    /// # Safety
-    /// The CPU must have AVX-512F, and `io` must be what [`fits`] accepted.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn eval(io: &Io, out: &mut [f32]) {
-        let [batch, seq, heads, dim] = io.shape;
-        if seq == 0 {
-            return;
-        }
-        let keys = seq.next_multiple_of(16);
-        // Kᵀ of one head, `dim × keys`, zero past `seq`; one block's scores, `ROWS × keys`.
-        let mut kt = vec![0f32; dim * keys];
-        let mut scores = vec![0f32; ROWS * keys];
-        let row_stride = heads * dim;
-        for b in 0..batch {
-            let mask = &io.mask[b * io.mask_stride..][..seq];
-            for h in 0..heads {
-                for t in 0..seq {
-                    let k = &io.k[io.at(b, t, h)..][..dim];
-                    for (d, &x) in k.iter().enumerate() {
-                        kt[d * keys + t] = x;
-                    }
-                }
-                let q = io.q[io.at(b, 0, h)..].as_ptr();
-                let v = io.v[io.at(b, 0, h)..].as_ptr();
-                let o = out[io.at(b, 0, h)..].as_mut_ptr();
-                let head =
-                    Head { kt: &kt, dim, keys, seq, scale: io.scale, mask, stride: row_stride };
-                let mut i = 0;
-                while i < seq {
-                    let rows = (seq - i).min(ROWS);
-                    let (qi, oi) = (q.add(i * row_stride), o.add(i * row_stride));
-                    if rows == ROWS {
-                        scores_block::<ROWS>(&head, qi, &mut scores);
-                    } else {
-                        for r in 0..rows {
-                            scores_block::<1>(
-                                &head,
-                                qi.add(r * row_stride),
-                                &mut scores[r * keys..],
-                            );
-                        }
-                    }
-                    for r in 0..rows {
-                        softmax_row(&mut scores[r * keys..][..seq]);
-                    }
-                    if dim == 32 {
-                        context::<2>(&head, rows, &scores, v, oi);
-                    } else {
-                        context::<1>(&head, rows, &scores, v, oi);
-                    }
-                    i += rows;
+    pub(super) struct Avx512;
+
+    impl Blocks for Avx512 {
+        const LANES: usize = 16;
+        const ROWS: usize = ROWS;
+
+        unsafe fn scores(head: &Head, rows: usize, q: *const f32, scores: &mut [f32]) {
+            if rows == ROWS {
+                scores_block::<ROWS>(head, q, scores);
+            } else {
+                for r in 0..rows {
+                    scores_block::<1>(head, q.add(r * head.stride), &mut scores[r * head.keys..]);
                 }
             }
         }
-    }
 
-    /// One head's keys and what the blocks over its query rows share.
-    struct Head<'a> {
-        /// Kᵀ, `dim × keys`, zero past `seq`.
-        kt: &'a [f32],
-        dim: usize,
-        /// `seq` rounded up to 16.
-        keys: usize,
-        seq: usize,
-        scale: f32,
-        mask: &'a [f32],
-        /// Elements from one token's row of q, v or the output to the next.
-        stride: usize,
+        unsafe fn softmax(row: &mut [f32]) {
+            softmax_row(row)
+        }
+
+        unsafe fn context(head: &Head, rows: usize, p: &[f32], v: *const f32, out: *mut f32) {
+            if head.dim == 32 {
+                context::<2>(head, rows, p, v, out)
+            } else {
+                context::<1>(head, rows, p, v, out)
+            }
+        }
     }
 
     /// `out[r, ·] = Σ_t p[r, t] · v[t, ·]` for `rows ≤ ROWS` rows of probabilities.
@@ -271,7 +320,7 @@ mod avx512 {
     }
 
     /// `scores[r, t] = scale · Σ_d q[r, d] · kt[d, t] + mask[t]` for `R` rows of `q` (rows
-    /// `stride` apart) and every key `t < keys` (a multiple of 16; the mask is 0 past its end).
+    /// `stride` apart) and every key `t < keys` (a multiple of 16).
     #[target_feature(enable = "avx512f")]
     unsafe fn scores_block<const R: usize>(head: &Head, q: *const f32, scores: &mut [f32]) {
         let Head { kt, dim, keys, scale, mask, stride: q_stride, .. } = *head;
@@ -285,8 +334,7 @@ mod avx512 {
                     *a = _mm512_fmadd_ps(_mm512_set1_ps(*q.add(r * q_stride + d)), k, *a);
                 }
             }
-            let live = (mask.len() - t.min(mask.len())).min(16);
-            let m = _mm512_maskz_loadu_ps(((1u32 << live) - 1) as u16, mask.as_ptr().add(t));
+            let m = _mm512_loadu_ps(mask.as_ptr().add(t));
             for (r, a) in acc.iter().enumerate() {
                 // (q·k) · scale, then + mask: the order of the ops this replaces.
                 let s = _mm512_add_ps(_mm512_mul_ps(*a, vscale), m);
@@ -385,6 +433,152 @@ mod avx512 {
         let scale = _mm512_castsi512_ps(_mm512_slli_epi32::<23>(biased));
         let under = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(x, _mm512_set1_ps(-103.0));
         _mm512_maskz_mul_ps(!under, q, scale)
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128 {
+    use super::{Blocks, Head, Io};
+    use core::arch::wasm32::*;
+
+    /// Query rows per block of scores: 8 rows × 4 keys in 8 of the 16 vector registers V8
+    /// gives wasm on x86_64. Context goes a row at a time (`D / 4` accumulators).
+    const ROWS: usize = 8;
+
+    /// Head sizes this path takes.
+    pub(super) fn fits(io: &Io) -> bool {
+        let d = io.shape[3];
+        d == 16 || d == 32
+    }
+
+    pub(super) struct Simd128;
+
+    impl Blocks for Simd128 {
+        const LANES: usize = 4;
+        const ROWS: usize = ROWS;
+
+        unsafe fn scores(head: &Head, rows: usize, q: *const f32, scores: &mut [f32]) {
+            if rows == ROWS {
+                scores_block::<ROWS>(head, q, scores);
+            } else {
+                for r in 0..rows {
+                    scores_block::<1>(head, q.add(r * head.stride), &mut scores[r * head.keys..]);
+                }
+            }
+        }
+
+        unsafe fn softmax(row: &mut [f32]) {
+            softmax_row(row)
+        }
+
+        unsafe fn context(head: &Head, rows: usize, p: &[f32], v: *const f32, out: *mut f32) {
+            for r in 0..rows {
+                let (p, out) = (&p[r * head.keys..], out.add(r * head.stride));
+                if head.dim == 32 {
+                    context_row::<8>(head, p, v, out)
+                } else {
+                    context_row::<4>(head, p, v, out)
+                }
+            }
+        }
+    }
+
+    unsafe fn scores_block<const R: usize>(head: &Head, q: *const f32, scores: &mut [f32]) {
+        let Head { kt, dim, keys, scale, mask, stride, .. } = *head;
+        let vscale = f32x4_splat(scale);
+        let mut t = 0;
+        while t < keys {
+            let mut acc = [f32x4_splat(0.0); R];
+            for d in 0..dim {
+                let k = v128_load(kt.as_ptr().add(d * keys + t) as *const v128);
+                for (r, a) in acc.iter_mut().enumerate() {
+                    let qv = v128_load32_splat(q.add(r * stride + d) as *const u32);
+                    *a = f32x4_add(*a, f32x4_mul(qv, k));
+                }
+            }
+            let m = v128_load(mask.as_ptr().add(t) as *const v128);
+            for (r, a) in acc.iter().enumerate() {
+                // (q·k) · scale, then + mask: the order of the ops this replaces.
+                let s = f32x4_add(f32x4_mul(*a, vscale), m);
+                v128_store(scores.as_mut_ptr().add(r * keys + t) as *mut v128, s);
+            }
+            t += 4;
+        }
+    }
+
+    unsafe fn context_row<const DV: usize>(head: &Head, p: &[f32], v: *const f32, out: *mut f32) {
+        let mut acc = [f32x4_splat(0.0); DV];
+        for (t, &w) in p[..head.seq].iter().enumerate() {
+            let (w, vt) = (f32x4_splat(w), v.add(t * head.stride));
+            for (j, a) in acc.iter_mut().enumerate() {
+                *a = f32x4_add(*a, f32x4_mul(w, v128_load(vt.add(j * 4) as *const v128)));
+            }
+        }
+        for (j, a) in acc.iter().enumerate() {
+            v128_store(out.add(j * 4) as *mut v128, *a);
+        }
+    }
+
+    unsafe fn softmax_row(row: &mut [f32]) {
+        let n = row.len();
+        let full = n / 4 * 4;
+        let p = row.as_mut_ptr();
+        let mut vmax = f32x4_splat(f32::NEG_INFINITY);
+        for i in (0..full).step_by(4) {
+            vmax = f32x4_max(vmax, v128_load(p.add(i) as *const v128));
+        }
+        let lanes = [
+            f32x4_extract_lane::<0>(vmax),
+            f32x4_extract_lane::<1>(vmax),
+            f32x4_extract_lane::<2>(vmax),
+            f32x4_extract_lane::<3>(vmax),
+        ];
+        let max = row[full..].iter().chain(&lanes).fold(f32::NEG_INFINITY, |m, &x| m.max(x));
+        let vm = f32x4_splat(max);
+        let mut vsum = f32x4_splat(0.0);
+        for i in (0..full).step_by(4) {
+            let y = exp4(f32x4_sub(v128_load(p.add(i) as *const v128), vm));
+            v128_store(p.add(i) as *mut v128, y);
+            vsum = f32x4_add(vsum, y);
+        }
+        let mut sum = f32x4_extract_lane::<0>(vsum)
+            + f32x4_extract_lane::<1>(vsum)
+            + f32x4_extract_lane::<2>(vsum)
+            + f32x4_extract_lane::<3>(vsum);
+        for x in row[full..].iter_mut() {
+            *x = f32x4_extract_lane::<0>(exp4(f32x4_splat(*x - max)));
+            sum += *x;
+        }
+        let by = f32x4_splat(1.0 / sum);
+        for i in (0..full).step_by(4) {
+            v128_store(p.add(i) as *mut v128, f32x4_mul(v128_load(p.add(i) as *const v128), by));
+        }
+        for x in row[full..].iter_mut() {
+            *x *= 1.0 / sum;
+        }
+    }
+
+    /// `exp(x)` for `x ≤ 0` with the arithmetic of tract's x86_64 row softmax (Cody-Waite
+    /// reduction, degree-5 fit), without fused multiply-adds; 0 below −103. `k = round(x·log2 e)`
+    /// becomes an integer by adding 1.5·2²³ (its bits then hold `k` in the low mantissa), since
+    /// V8 lowers `i32x4.trunc_sat_f32x4` to a long sequence on x86_64.
+    #[allow(clippy::excessive_precision, clippy::approx_constant)]
+    fn exp4(x: v128) -> v128 {
+        const MAGIC: f32 = 12_582_912.0; // 1.5 · 2²³
+        let kf = f32x4_nearest(f32x4_mul(x, f32x4_splat(1.442_695_04)));
+        let k = i32x4_sub(f32x4_add(kf, f32x4_splat(MAGIC)), f32x4_splat(MAGIC));
+        let mut rr = f32x4_sub(x, f32x4_mul(kf, f32x4_splat(0.693_145_75)));
+        rr = f32x4_sub(rr, f32x4_mul(kf, f32x4_splat(1.428_606_8e-6)));
+        let mut q = f32x4_splat(8.297653546e-03);
+        for c in
+            [4.191538191e-02, 1.666757475e-01, 4.999889485e-01, 9.999996920e-01, 1.000000072e+00]
+        {
+            q = f32x4_add(f32x4_mul(q, rr), f32x4_splat(c));
+        }
+        let biased =
+            i32x4_max(i32x4_min(i32x4_add(k, i32x4_splat(127)), i32x4_splat(254)), i32x4_splat(1));
+        let scale = i32x4_shl(biased, 23);
+        v128_andnot(f32x4_mul(q, scale), f32x4_lt(x, f32x4_splat(-103.0)))
     }
 }
 
