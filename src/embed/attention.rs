@@ -198,15 +198,16 @@ struct Head<'a> {
     stride: usize,
 }
 
+/// Query rows per block: 8 rows × one vector of keys of scores in registers at once.
+const ROWS: usize = 8;
+
 /// The three steps over a block of query rows, in one instruction set.
 trait Blocks {
     /// Floats per vector: score rows are padded to a multiple.
     const LANES: usize;
-    /// Query rows per block.
-    const ROWS: usize;
-    /// `scores[r, t] = scale · Σ_d q[r, d] · Kᵀ[d, t] + mask[t]` for `rows ≤ ROWS` rows of `q`
-    /// (`stride` apart; score rows `keys` apart) and every `t < keys`.
-    unsafe fn scores(head: &Head, rows: usize, q: *const f32, scores: &mut [f32]);
+    /// `scores[r, t] = scale · Σ_d q[r, d] · Kᵀ[d, t] + mask[t]` for `R` rows of `q` (`stride`
+    /// apart; score rows `keys` apart) and every `t < keys`.
+    unsafe fn scores<const R: usize>(head: &Head, q: *const f32, scores: &mut [f32]);
     /// Softmax in place.
     unsafe fn softmax(row: &mut [f32]);
     /// `out[r, ·] = Σ_t p[r, t] · v[t, ·]` for `rows ≤ ROWS` rows of probabilities (`keys`
@@ -215,7 +216,7 @@ trait Blocks {
 }
 
 /// Every batch and head through `B`'s blocks: the head's keys transposed once, then blocks of
-/// `B::ROWS` query rows.
+/// [`ROWS`] query rows.
 ///
 /// # Safety
 /// `B`'s instructions must exist on this CPU and `B` must take `io`'s head size.
@@ -226,7 +227,7 @@ unsafe fn drive<B: Blocks>(io: &Io, out: &mut [f32]) {
     }
     let keys = seq.next_multiple_of(B::LANES);
     let mut kt = vec![0f32; dim * keys];
-    let mut scores = vec![0f32; B::ROWS * keys];
+    let mut scores = vec![0f32; ROWS * keys];
     let stride = heads * dim;
     let mut mask = vec![0f32; keys];
     for b in 0..batch {
@@ -244,8 +245,15 @@ unsafe fn drive<B: Blocks>(io: &Io, out: &mut [f32]) {
             let head = Head { kt: &kt, dim, keys, seq, scale: io.scale, mask: &mask, stride };
             let mut i = 0;
             while i < seq {
-                let rows = (seq - i).min(B::ROWS);
-                B::scores(&head, rows, q.add(i * stride), &mut scores);
+                let rows = (seq - i).min(ROWS);
+                let qi = q.add(i * stride);
+                if rows == ROWS {
+                    B::scores::<ROWS>(&head, qi, &mut scores);
+                } else {
+                    for r in 0..rows {
+                        B::scores::<1>(&head, qi.add(r * stride), &mut scores[r * keys..]);
+                    }
+                }
                 for r in 0..rows {
                     B::softmax(&mut scores[r * keys..][..seq]);
                 }
@@ -258,12 +266,8 @@ unsafe fn drive<B: Blocks>(io: &Io, out: &mut [f32]) {
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{Blocks, Head, Io};
+    use super::{Blocks, Head, Io, ROWS};
     use std::arch::x86_64::*;
-
-    /// Query rows per block: 8 rows × 16 keys of scores, or 8 rows × `D` of context, in
-    /// registers at once.
-    const ROWS: usize = 8;
 
     /// Head sizes this path takes (`D` a multiple of 16, up to 32 so that 8 rows of context fit
     /// the registers), where the CPU has AVX-512F.
@@ -276,16 +280,9 @@ mod avx512 {
 
     impl Blocks for Avx512 {
         const LANES: usize = 16;
-        const ROWS: usize = ROWS;
 
-        unsafe fn scores(head: &Head, rows: usize, q: *const f32, scores: &mut [f32]) {
-            if rows == ROWS {
-                scores_block::<ROWS>(head, q, scores);
-            } else {
-                for r in 0..rows {
-                    scores_block::<1>(head, q.add(r * head.stride), &mut scores[r * head.keys..]);
-                }
-            }
+        unsafe fn scores<const R: usize>(head: &Head, q: *const f32, scores: &mut [f32]) {
+            scores_block::<R>(head, q, scores)
         }
 
         unsafe fn softmax(row: &mut [f32]) {
@@ -441,10 +438,6 @@ mod simd128 {
     use super::{Blocks, Head, Io};
     use core::arch::wasm32::*;
 
-    /// Query rows per block of scores: 8 rows × 4 keys in 8 of the 16 vector registers V8
-    /// gives wasm on x86_64. Context goes a row at a time (`D / 4` accumulators).
-    const ROWS: usize = 8;
-
     /// Head sizes this path takes.
     pub(super) fn fits(io: &Io) -> bool {
         let d = io.shape[3];
@@ -453,18 +446,13 @@ mod simd128 {
 
     pub(super) struct Simd128;
 
+    /// Scores in blocks of 8 rows × 4 keys (8 of the 16 vector registers V8 gives wasm on
+    /// x86_64); context a row at a time (`D / 4` accumulators).
     impl Blocks for Simd128 {
         const LANES: usize = 4;
-        const ROWS: usize = ROWS;
 
-        unsafe fn scores(head: &Head, rows: usize, q: *const f32, scores: &mut [f32]) {
-            if rows == ROWS {
-                scores_block::<ROWS>(head, q, scores);
-            } else {
-                for r in 0..rows {
-                    scores_block::<1>(head, q.add(r * head.stride), &mut scores[r * head.keys..]);
-                }
-            }
+        unsafe fn scores<const R: usize>(head: &Head, q: *const f32, scores: &mut [f32]) {
+            scores_block::<R>(head, q, scores)
         }
 
         unsafe fn softmax(row: &mut [f32]) {
