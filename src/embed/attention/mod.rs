@@ -92,6 +92,12 @@ impl EvalOp for Attention {
             unsafe { drive::<avx512::Avx512>(&io, &mut out) };
             return Ok(tvec!(Tensor::from_shape(&shape, &out)?.into_tvalue()));
         }
+        #[cfg(target_arch = "x86_64")]
+        if avx2::fits(&io) {
+            // SAFETY: `fits` checked the CPU has AVX2 and FMA and the head size.
+            unsafe { drive::<avx2::Avx2>(&io, &mut out) };
+            return Ok(tvec!(Tensor::from_shape(&shape, &out)?.into_tvalue()));
+        }
         #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
         if simd128::fits(&io) {
             // SAFETY: simd128 is part of this build; `fits` checked the head size.
@@ -163,12 +169,14 @@ fn eval_portable(io: &Io, out: &mut [f32]) {
     }
 }
 
-/// Whether this host runs [`Attention`] faster than tract's own ops: x86_64 with AVX-512F, or
-/// wasm built with simd128.
+/// Whether this host has a vector path for [`Attention`]: x86_64 with AVX-512F or with AVX2
+/// and FMA, or wasm built with simd128.
 pub fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::arch::is_x86_feature_detected!("avx512f")
+            || std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
     }
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
@@ -184,6 +192,10 @@ pub fn available() -> bool {
 }
 
 /// One head's keys and what the blocks over its query rows share.
+#[cfg_attr(
+    not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))),
+    allow(dead_code)
+)]
 struct Head<'a> {
     /// Kᵀ, `dim × keys`, zero past `seq`.
     kt: &'a [f32],
@@ -192,24 +204,33 @@ struct Head<'a> {
     keys: usize,
     seq: usize,
     scale: f32,
-    /// The batch's mask row, `keys` long (0 past `seq`).
+    /// The batch's mask row, `keys` long (−∞ past `seq`, so padded keys score −∞).
     mask: &'a [f32],
     /// Elements from one token's row of q, v or the output to the next.
     stride: usize,
 }
 
 /// Query rows per block: 8 rows × one vector of keys of scores in registers at once.
+#[cfg_attr(
+    not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))),
+    allow(dead_code)
+)]
 const ROWS: usize = 8;
 
 /// The three steps over a block of query rows, in one instruction set.
+#[cfg_attr(
+    not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))),
+    allow(dead_code)
+)]
 trait Blocks {
     /// Floats per vector: score rows are padded to a multiple.
     const LANES: usize;
     /// `scores[r, t] = scale · Σ_d q[r, d] · Kᵀ[d, t] + mask[t]` for `R` rows of `q` (`stride`
     /// apart; score rows `keys` apart) and every `t < keys`.
     unsafe fn scores<const R: usize>(head: &Head, q: *const f32, scores: &mut [f32]);
-    /// Softmax in place.
-    unsafe fn softmax(row: &mut [f32]);
+    /// Softmax in place over the first `rows` rows of `scores` (`keys` apart), each over its
+    /// first `seq` entries; entries `seq..keys` hold −∞ and may be included.
+    unsafe fn softmax(scores: &mut [f32], rows: usize, keys: usize, seq: usize);
     /// `out[r, ·] = Σ_t p[r, t] · v[t, ·]` for `rows ≤ ROWS` rows of probabilities (`keys`
     /// apart in `p`), `v` and `out` rows `stride` apart.
     unsafe fn context(head: &Head, rows: usize, p: &[f32], v: *const f32, out: *mut f32);
@@ -220,6 +241,10 @@ trait Blocks {
 ///
 /// # Safety
 /// `B`'s instructions must exist on this CPU and `B` must take `io`'s head size.
+#[cfg_attr(
+    not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))),
+    allow(dead_code)
+)]
 unsafe fn drive<B: Blocks>(io: &Io, out: &mut [f32]) {
     let [batch, seq, heads, dim] = io.shape;
     if seq == 0 {
@@ -229,7 +254,7 @@ unsafe fn drive<B: Blocks>(io: &Io, out: &mut [f32]) {
     let mut kt = vec![0f32; dim * keys];
     let mut scores = vec![0f32; ROWS * keys];
     let stride = heads * dim;
-    let mut mask = vec![0f32; keys];
+    let mut mask = vec![f32::NEG_INFINITY; keys];
     for b in 0..batch {
         mask[..seq].copy_from_slice(&io.mask[b * io.mask_stride..][..seq]);
         for h in 0..heads {
@@ -254,9 +279,7 @@ unsafe fn drive<B: Blocks>(io: &Io, out: &mut [f32]) {
                         B::scores::<1>(&head, qi.add(r * stride), &mut scores[r * keys..]);
                     }
                 }
-                for r in 0..rows {
-                    B::softmax(&mut scores[r * keys..][..seq]);
-                }
+                B::softmax(&mut scores, rows, keys, seq);
                 B::context(&head, rows, &scores, v, o.add(i * stride));
                 i += rows;
             }
@@ -265,310 +288,13 @@ unsafe fn drive<B: Blocks>(io: &Io, out: &mut [f32]) {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod avx512 {
-    use super::{Blocks, Head, Io, ROWS};
-    use std::arch::x86_64::*;
+mod avx512;
 
-    /// Head sizes this path takes (`D` a multiple of 16, up to 32 so that 8 rows of context fit
-    /// the registers), where the CPU has AVX-512F.
-    pub(super) fn fits(io: &Io) -> bool {
-        let d = io.shape[3];
-        (d == 16 || d == 32) && super::available()
-    }
-
-    pub(super) struct Avx512;
-
-    impl Blocks for Avx512 {
-        const LANES: usize = 16;
-
-        unsafe fn scores<const R: usize>(head: &Head, q: *const f32, scores: &mut [f32]) {
-            scores_block::<R>(head, q, scores)
-        }
-
-        unsafe fn softmax(row: &mut [f32]) {
-            softmax_row(row)
-        }
-
-        unsafe fn context(head: &Head, rows: usize, p: &[f32], v: *const f32, out: *mut f32) {
-            if head.dim == 32 {
-                context::<2>(head, rows, p, v, out)
-            } else {
-                context::<1>(head, rows, p, v, out)
-            }
-        }
-    }
-
-    /// `out[r, ·] = Σ_t p[r, t] · v[t, ·]` for `rows ≤ ROWS` rows of probabilities.
-    #[target_feature(enable = "avx512f")]
-    unsafe fn context<const DV: usize>(
-        head: &Head,
-        rows: usize,
-        p: &[f32],
-        v: *const f32,
-        out: *mut f32,
-    ) {
-        if rows == ROWS {
-            context_block::<ROWS, DV>(head, p, v, out);
-        } else {
-            for r in 0..rows {
-                context_block::<1, DV>(head, &p[r * head.keys..], v, out.add(r * head.stride));
-            }
-        }
-    }
-
-    /// `scores[r, t] = scale · Σ_d q[r, d] · kt[d, t] + mask[t]` for `R` rows of `q` (rows
-    /// `stride` apart) and every key `t < keys` (a multiple of 16).
-    #[target_feature(enable = "avx512f")]
-    unsafe fn scores_block<const R: usize>(head: &Head, q: *const f32, scores: &mut [f32]) {
-        let Head { kt, dim, keys, scale, mask, stride: q_stride, .. } = *head;
-        let vscale = _mm512_set1_ps(scale);
-        let mut t = 0;
-        while t < keys {
-            let mut acc = [_mm512_setzero_ps(); R];
-            for d in 0..dim {
-                let k = _mm512_loadu_ps(kt.as_ptr().add(d * keys + t));
-                for (r, a) in acc.iter_mut().enumerate() {
-                    *a = _mm512_fmadd_ps(_mm512_set1_ps(*q.add(r * q_stride + d)), k, *a);
-                }
-            }
-            let m = _mm512_loadu_ps(mask.as_ptr().add(t));
-            for (r, a) in acc.iter().enumerate() {
-                // (q·k) · scale, then + mask: the order of the ops this replaces.
-                let s = _mm512_add_ps(_mm512_mul_ps(*a, vscale), m);
-                _mm512_storeu_ps(scores.as_mut_ptr().add(r * keys + t), s);
-            }
-            t += 16;
-        }
-    }
-
-    /// `out[r, ·] = Σ_t p[r, t] · v[t, ·]` for `R` rows of probabilities (rows `keys` apart in
-    /// `p`) over the `seq` keys, `v` and `out` rows `stride` apart, `DV` vectors of 16 per row.
-    #[target_feature(enable = "avx512f")]
-    unsafe fn context_block<const R: usize, const DV: usize>(
-        head: &Head,
-        p: &[f32],
-        v: *const f32,
-        out: *mut f32,
-    ) {
-        let Head { keys, seq, stride, .. } = *head;
-        let mut acc = [[_mm512_setzero_ps(); DV]; R];
-        for t in 0..seq {
-            let mut vt = [_mm512_setzero_ps(); DV];
-            for (j, x) in vt.iter_mut().enumerate() {
-                *x = _mm512_loadu_ps(v.add(t * stride + j * 16));
-            }
-            for (r, a) in acc.iter_mut().enumerate() {
-                let w = _mm512_set1_ps(*p.get_unchecked(r * keys + t));
-                for (x, y) in a.iter_mut().zip(&vt) {
-                    *x = _mm512_fmadd_ps(w, *y, *x);
-                }
-            }
-        }
-        for (r, a) in acc.iter().enumerate() {
-            for (j, x) in a.iter().enumerate() {
-                _mm512_storeu_ps(out.add(r * stride + j * 16), *x);
-            }
-        }
-    }
-
-    /// Softmax in place: the max, `exp(x − max)` summed, then × 1/sum.
-    #[target_feature(enable = "avx512f")]
-    unsafe fn softmax_row(row: &mut [f32]) {
-        let n = row.len();
-        let p = row.as_mut_ptr();
-        let tail = |i: usize| ((1u32 << (n - i).min(16)) - 1) as u16;
-        let mut max = _mm512_set1_ps(f32::NEG_INFINITY);
-        let mut i = 0;
-        while i < n {
-            let x = _mm512_mask_loadu_ps(max, tail(i), p.add(i));
-            max = _mm512_max_ps(max, x);
-            i += 16;
-        }
-        let vmax = _mm512_set1_ps(_mm512_reduce_max_ps(max));
-        let mut sum = _mm512_setzero_ps();
-        i = 0;
-        while i < n {
-            let k = tail(i);
-            let y = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, p.add(i)), vmax));
-            sum = _mm512_mask_add_ps(sum, k, sum, y);
-            _mm512_mask_storeu_ps(p.add(i), k, y);
-            i += 16;
-        }
-        let by = _mm512_set1_ps(1.0 / _mm512_reduce_add_ps(sum));
-        i = 0;
-        while i < n {
-            let k = tail(i);
-            _mm512_mask_storeu_ps(
-                p.add(i),
-                k,
-                _mm512_mul_ps(_mm512_maskz_loadu_ps(k, p.add(i)), by),
-            );
-            i += 16;
-        }
-    }
-
-    /// `exp(x)` for `x ≤ 0` with the arithmetic of tract's x86_64 row softmax (Cody-Waite
-    /// reduction, degree-5 fit), 16 lanes at a time; 0 below −103. The constants are tract's,
-    /// digit for digit.
-    #[allow(clippy::excessive_precision, clippy::approx_constant)]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn exp16(x: __m512) -> __m512 {
-        let k = _mm512_cvtps_epi32(_mm512_mul_ps(x, _mm512_set1_ps(1.442_695_04)));
-        let kf = _mm512_cvtepi32_ps(k);
-        let mut rr = _mm512_fnmadd_ps(kf, _mm512_set1_ps(0.693_145_75), x);
-        rr = _mm512_fnmadd_ps(kf, _mm512_set1_ps(1.428_606_8e-6), rr);
-        let mut q = _mm512_set1_ps(8.297653546e-03);
-        q = _mm512_fmadd_ps(q, rr, _mm512_set1_ps(4.191538191e-02));
-        q = _mm512_fmadd_ps(q, rr, _mm512_set1_ps(1.666757475e-01));
-        q = _mm512_fmadd_ps(q, rr, _mm512_set1_ps(4.999889485e-01));
-        q = _mm512_fmadd_ps(q, rr, _mm512_set1_ps(9.999996920e-01));
-        q = _mm512_fmadd_ps(q, rr, _mm512_set1_ps(1.000000072e+00));
-        let biased = _mm512_max_epi32(
-            _mm512_min_epi32(_mm512_add_epi32(k, _mm512_set1_epi32(127)), _mm512_set1_epi32(254)),
-            _mm512_set1_epi32(1),
-        );
-        let scale = _mm512_castsi512_ps(_mm512_slli_epi32::<23>(biased));
-        let under = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(x, _mm512_set1_ps(-103.0));
-        _mm512_maskz_mul_ps(!under, q, scale)
-    }
-}
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-mod simd128 {
-    use super::{Blocks, Head, Io};
-    use core::arch::wasm32::*;
-
-    /// Head sizes this path takes.
-    pub(super) fn fits(io: &Io) -> bool {
-        let d = io.shape[3];
-        d == 16 || d == 32
-    }
-
-    pub(super) struct Simd128;
-
-    /// Scores in blocks of 8 rows × 4 keys (8 of the 16 vector registers V8 gives wasm on
-    /// x86_64); context a row at a time (`D / 4` accumulators).
-    impl Blocks for Simd128 {
-        const LANES: usize = 4;
-
-        unsafe fn scores<const R: usize>(head: &Head, q: *const f32, scores: &mut [f32]) {
-            scores_block::<R>(head, q, scores)
-        }
-
-        unsafe fn softmax(row: &mut [f32]) {
-            softmax_row(row)
-        }
-
-        unsafe fn context(head: &Head, rows: usize, p: &[f32], v: *const f32, out: *mut f32) {
-            for r in 0..rows {
-                let (p, out) = (&p[r * head.keys..], out.add(r * head.stride));
-                if head.dim == 32 {
-                    context_row::<8>(head, p, v, out)
-                } else {
-                    context_row::<4>(head, p, v, out)
-                }
-            }
-        }
-    }
-
-    unsafe fn scores_block<const R: usize>(head: &Head, q: *const f32, scores: &mut [f32]) {
-        let Head { kt, dim, keys, scale, mask, stride, .. } = *head;
-        let vscale = f32x4_splat(scale);
-        let mut t = 0;
-        while t < keys {
-            let mut acc = [f32x4_splat(0.0); R];
-            for d in 0..dim {
-                let k = v128_load(kt.as_ptr().add(d * keys + t) as *const v128);
-                for (r, a) in acc.iter_mut().enumerate() {
-                    let qv = v128_load32_splat(q.add(r * stride + d) as *const u32);
-                    *a = f32x4_add(*a, f32x4_mul(qv, k));
-                }
-            }
-            let m = v128_load(mask.as_ptr().add(t) as *const v128);
-            for (r, a) in acc.iter().enumerate() {
-                // (q·k) · scale, then + mask: the order of the ops this replaces.
-                let s = f32x4_add(f32x4_mul(*a, vscale), m);
-                v128_store(scores.as_mut_ptr().add(r * keys + t) as *mut v128, s);
-            }
-            t += 4;
-        }
-    }
-
-    unsafe fn context_row<const DV: usize>(head: &Head, p: &[f32], v: *const f32, out: *mut f32) {
-        let mut acc = [f32x4_splat(0.0); DV];
-        for (t, &w) in p[..head.seq].iter().enumerate() {
-            let (w, vt) = (f32x4_splat(w), v.add(t * head.stride));
-            for (j, a) in acc.iter_mut().enumerate() {
-                *a = f32x4_add(*a, f32x4_mul(w, v128_load(vt.add(j * 4) as *const v128)));
-            }
-        }
-        for (j, a) in acc.iter().enumerate() {
-            v128_store(out.add(j * 4) as *mut v128, *a);
-        }
-    }
-
-    unsafe fn softmax_row(row: &mut [f32]) {
-        let n = row.len();
-        let full = n / 4 * 4;
-        let p = row.as_mut_ptr();
-        let mut vmax = f32x4_splat(f32::NEG_INFINITY);
-        for i in (0..full).step_by(4) {
-            vmax = f32x4_max(vmax, v128_load(p.add(i) as *const v128));
-        }
-        let lanes = [
-            f32x4_extract_lane::<0>(vmax),
-            f32x4_extract_lane::<1>(vmax),
-            f32x4_extract_lane::<2>(vmax),
-            f32x4_extract_lane::<3>(vmax),
-        ];
-        let max = row[full..].iter().chain(&lanes).fold(f32::NEG_INFINITY, |m, &x| m.max(x));
-        let vm = f32x4_splat(max);
-        let mut vsum = f32x4_splat(0.0);
-        for i in (0..full).step_by(4) {
-            let y = exp4(f32x4_sub(v128_load(p.add(i) as *const v128), vm));
-            v128_store(p.add(i) as *mut v128, y);
-            vsum = f32x4_add(vsum, y);
-        }
-        let mut sum = f32x4_extract_lane::<0>(vsum)
-            + f32x4_extract_lane::<1>(vsum)
-            + f32x4_extract_lane::<2>(vsum)
-            + f32x4_extract_lane::<3>(vsum);
-        for x in row[full..].iter_mut() {
-            *x = f32x4_extract_lane::<0>(exp4(f32x4_splat(*x - max)));
-            sum += *x;
-        }
-        let by = f32x4_splat(1.0 / sum);
-        for i in (0..full).step_by(4) {
-            v128_store(p.add(i) as *mut v128, f32x4_mul(v128_load(p.add(i) as *const v128), by));
-        }
-        for x in row[full..].iter_mut() {
-            *x *= 1.0 / sum;
-        }
-    }
-
-    /// `exp(x)` for `x ≤ 0` with the arithmetic of tract's x86_64 row softmax (Cody-Waite
-    /// reduction, degree-5 fit), without fused multiply-adds; 0 below −103. `k = round(x·log2 e)`
-    /// becomes an integer by adding 1.5·2²³ (its bits then hold `k` in the low mantissa), since
-    /// V8 lowers `i32x4.trunc_sat_f32x4` to a long sequence on x86_64.
-    #[allow(clippy::excessive_precision, clippy::approx_constant)]
-    fn exp4(x: v128) -> v128 {
-        const MAGIC: f32 = 12_582_912.0; // 1.5 · 2²³
-        let kf = f32x4_nearest(f32x4_mul(x, f32x4_splat(1.442_695_04)));
-        let k = i32x4_sub(f32x4_add(kf, f32x4_splat(MAGIC)), f32x4_splat(MAGIC));
-        let mut rr = f32x4_sub(x, f32x4_mul(kf, f32x4_splat(0.693_145_75)));
-        rr = f32x4_sub(rr, f32x4_mul(kf, f32x4_splat(1.428_606_8e-6)));
-        let mut q = f32x4_splat(8.297653546e-03);
-        for c in
-            [4.191538191e-02, 1.666757475e-01, 4.999889485e-01, 9.999996920e-01, 1.000000072e+00]
-        {
-            q = f32x4_add(f32x4_mul(q, rr), f32x4_splat(c));
-        }
-        let biased =
-            i32x4_max(i32x4_min(i32x4_add(k, i32x4_splat(127)), i32x4_splat(254)), i32x4_splat(1));
-        let scale = i32x4_shl(biased, 23);
-        v128_andnot(f32x4_mul(q, scale), f32x4_lt(x, f32x4_splat(-103.0)))
-    }
-}
+mod simd128;
 
 /// Puts [`Attention`] in place of each `EinSum(Mul(MaskedSoftmax(EinSum(Q, K) · scale, mask)),
 /// V)` chain whose intermediates are used once; returns how many. Run it on a decluttered,
@@ -748,28 +474,42 @@ mod tests {
         check(3, 1, 1, 32, &[0, 0, 0]);
     }
 
+    /// Each vector path this host has against the portable one, on a shape with padding and
+    /// tails of rows and keys.
     #[test]
-    fn the_portable_path_agrees_with_the_simd_one() {
-        let shape = [2, 37, 3, 32];
-        let n = shape.iter().product();
-        let (q, k, v) = (values(n, 0.4), values(n, 2.1), values(n, 5.0));
-        let mut mask = vec![0f32; 2 * 37];
-        mask[37 + 30..].iter_mut().for_each(|m| *m = -10000.0);
-        let io = Io { q: &q, k: &k, v: &v, mask: &mask, mask_stride: 37, shape, scale: 0.17 };
-        let mut portable = vec![0f32; n];
-        eval_portable(&io, &mut portable);
-        let mut out = vec![0f32; n];
-        let inputs = tvec![
-            Tensor::from_shape(&shape, &q).unwrap().into_tvalue(),
-            Tensor::from_shape(&shape, &k).unwrap().into_tvalue(),
-            Tensor::from_shape(&shape, &v).unwrap().into_tvalue(),
-            Tensor::from_shape(&[2, 1, 1, 37], &mask).unwrap().into_tvalue(),
-        ];
-        let got =
-            Attention { scale: 0.17 }.eval(&EvalContext::out_of_plan(), inputs).unwrap().remove(0);
-        out.copy_from_slice(got.try_as_plain_ram().unwrap().as_slice::<f32>().unwrap());
-        for (a, b) in portable.iter().zip(&out) {
-            assert!((a - b).abs() < 1e-5, "{a} vs {b}");
+    fn the_vector_paths_agree_with_the_portable_one() {
+        for shape in [[2, 37, 3, 32], [1, 13, 2, 16]] {
+            let n = shape.iter().product();
+            let (q, k, v) = (values(n, 0.4), values(n, 2.1), values(n, 5.0));
+            let seq = shape[1];
+            let mut mask = vec![0f32; 2 * seq];
+            mask[seq + seq - 5..].iter_mut().for_each(|m| *m = -10000.0);
+            let io = Io { q: &q, k: &k, v: &v, mask: &mask, mask_stride: seq, shape, scale: 0.17 };
+            let mut portable = vec![0f32; n];
+            eval_portable(&io, &mut portable);
+            let mut paths: Vec<(&str, Vec<f32>)> = Vec::new();
+            #[cfg(target_arch = "x86_64")]
+            {
+                if avx512::fits(&io) {
+                    let mut out = vec![0f32; n];
+                    unsafe { drive::<avx512::Avx512>(&io, &mut out) };
+                    paths.push(("avx512", out));
+                }
+                if avx2::fits(&io) {
+                    let mut out = vec![0f32; n];
+                    unsafe { drive::<avx2::Avx2>(&io, &mut out) };
+                    paths.push(("avx2", out));
+                }
+            }
+            #[cfg(target_arch = "x86_64")]
+            if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+                assert!(paths.iter().any(|(name, _)| *name == "avx2"), "the AVX2 path ran");
+            }
+            for (name, out) in paths {
+                for (i, (a, b)) in portable.iter().zip(&out).enumerate() {
+                    assert!((a - b).abs() < 1e-5, "{name} {shape:?} [{i}]: {a} vs {b}");
+                }
+            }
         }
     }
 
