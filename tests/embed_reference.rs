@@ -130,7 +130,10 @@ fn the_compiled_model_loads_under_the_same_id_and_matches() {
     let config = BertConfig::e5("multilingual-e5-small-latin");
     let mut e = BertEmbedder::from_bytes_staged(&archive, &tok, config, &mut |s| stages.push(s))
         .expect("the archive loads");
-    assert_eq!(stages, ["model id", "tokenizer", "read archive"], "no parse, analysis, declutter");
+    // No parse, no type analysis; a declutter only where attention is fused at load (natively
+    // on x86_64), which needs it after NNEF.
+    assert_eq!(stages[..3], ["model id", "tokenizer", "read archive"], "no parse, analysis");
+    assert!(stages.len() == 3 || stages[3..] == ["declutter"], "stages {stages:?}");
     assert_eq!(e.model_id(), load(false).model_id());
     assert_eq!(e.fused_ops(), (25, 12));
     for case in reference_cases() {
