@@ -145,8 +145,9 @@ impl BertEmbedder {
         } else {
             decluttered_onnx(onnx, stage)?
         };
-        // Attention as one op where that is faster (AVX-512); done here at load rather than in
-        // `decluttered_onnx`, so that compiled archives, which wasm hosts read, never hold it.
+        // Attention as one op where there is a vector path for it (`attention::available`);
+        // done here at load rather than in `decluttered_onnx`, so that compiled archives never
+        // hold it and any host can read them.
         if super::attention::available() {
             // An archive's graph comes back from NNEF with identity casts and reshapes around
             // each einsum, where the rewrite finds no attention chain. Natively a declutter

@@ -11,13 +11,16 @@ fn row_softmax() -> Option<SoftmaxRowsF32> {
     *ROUTINE.get_or_init(softmax_rows_f32)
 }
 
-/// Head sizes this path takes, where the CPU has AVX2 and FMA (and tract its row softmax).
+/// Whether the CPU has AVX2 and FMA, and tract its row softmax for them (which
+/// `TRACT_CPU_ISA` can take away).
+pub(super) fn supported() -> bool {
+    is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") && row_softmax().is_some()
+}
+
+/// Head sizes this path takes, where it is [`supported`].
 pub(super) fn fits(io: &Io) -> bool {
     let d = io.shape[3];
-    (d == 16 || d == 32)
-        && is_x86_feature_detected!("avx2")
-        && is_x86_feature_detected!("fma")
-        && row_softmax().is_some()
+    (d == 16 || d == 32) && supported()
 }
 
 /// Scores in blocks of 8 rows × 8 keys (8 of the 16 ymm registers); context in pairs of

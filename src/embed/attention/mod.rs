@@ -1,5 +1,5 @@
-//! Multi-head self-attention as one operator, for x86_64 with AVX-512, put in place of the
-//! four ops tract's ONNX import leaves for it.
+//! Multi-head self-attention as one operator, put in place of the four ops tract's ONNX import
+//! leaves for it where there is a vector path (AVX-512, AVX2 + FMA, wasm simd128).
 //!
 //! After decluttering (and [`super::fuse`]), one attention block of a BERT-family encoder is
 //! `EinSum(Q, K)` (scores `[B, H, S, S]` from `Q`, `K` as `[B, S, H, D]`), `Mul` by the scale
@@ -174,9 +174,7 @@ fn eval_portable(io: &Io, out: &mut [f32]) {
 pub fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::arch::is_x86_feature_detected!("avx512f")
-            || std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma")
+        std::arch::is_x86_feature_detected!("avx512f") || avx2::supported()
     }
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
@@ -400,7 +398,7 @@ fn attention_patch(model: &TypedModel, id: usize) -> TractResult<Option<TypedMod
         return Ok(None);
     }
     if !matches!(head, Some(16) | Some(32)) {
-        return Ok(None); // the AVX-512 path's head sizes; others stay with tract
+        return Ok(None); // the vector paths' head sizes; others stay with tract
     }
     let mut patch = TypedModelPatch::default();
     let inputs = patch.taps(model, &[q, k, v, mask])?;

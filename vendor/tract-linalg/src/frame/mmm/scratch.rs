@@ -335,14 +335,16 @@ impl<TI: LADatum> ScratchSpaceImpl<TI> {
         })
     }
 
-    /// Run a single tile against an already-borrowed TLS scratch. Caller is
-    /// responsible for entering `run_in_tls_scope` first (so `sync` has run).
-    #[inline(always)]
     /// Column tiles of the product: the full ones and a border one.
     pub(crate) fn col_tiles(&self) -> usize {
         self.valid_right_tiles + (self.remnant_right > 0) as usize
     }
 
+    /// Run a single tile against an already-borrowed TLS scratch. Caller is
+    /// responsible for entering `run_in_tls_scope` first (so `sync` has run).
+    /// `row_tiles` is how many column tiles the walk runs over each panel of A
+    /// before the next, which share the prefetch of that next panel.
+    #[inline(always)]
     pub(crate) unsafe fn run_one_tile(
         &self,
         ker: &impl MatMatMulKer<Acc = TI>,
