@@ -221,20 +221,23 @@ pub fn count(model: &TypedModel) -> (usize, usize) {
     (norms, softmaxes)
 }
 
-fn bin_op<B: BinMiniOp>(model: &TypedModel, outlet: OutletId) -> Option<&TypedNode> {
+pub(super) fn bin_op<B: BinMiniOp>(model: &TypedModel, outlet: OutletId) -> Option<&TypedNode> {
     let node = model.node(outlet.node);
     node.op_as::<TypedBinOp>().filter(|op| op.0.is::<B>()).map(|_| node)
 }
 
 /// The node's only consumer, when it has exactly one output used exactly once.
-fn only_successor(model: &TypedModel, id: usize) -> Option<&TypedNode> {
+pub(super) fn only_successor(model: &TypedModel, id: usize) -> Option<&TypedNode> {
     let node = model.node(id);
     (node.outputs.len() == 1 && node.outputs[0].successors.len() == 1)
         .then(|| model.node(node.outputs[0].successors[0].node))
 }
 
 /// The constant input of a binary node and the other input, when one input is constant.
-fn const_and_other(model: &TypedModel, node: &TypedNode) -> Option<(Arc<Tensor>, OutletId)> {
+pub(super) fn const_and_other(
+    model: &TypedModel,
+    node: &TypedNode,
+) -> Option<(Arc<Tensor>, OutletId)> {
     let facts = model.node_input_facts(node.id).ok()?;
     match (&facts[0].konst, &facts[1].konst) {
         (None, Some(k)) => Some((k.clone(), node.inputs[0])),

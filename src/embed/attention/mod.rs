@@ -25,11 +25,10 @@
 //! are tested against natively; in wasm the reference embeddings test it (`tests/js`).
 
 use tract_nnef::internal::*;
-use tract_onnx::tract_core::ops::binary::TypedBinOp;
 use tract_onnx::tract_core::ops::einsum::EinSum;
 use tract_onnx::tract_core::ops::math::Mul;
 
-use super::fuse::MaskedSoftmax;
+use super::fuse::{bin_op, const_and_other, only_successor, MaskedSoftmax};
 
 /// `softmax(scale · Q·Kᵀ + mask) · V` per batch and head.
 ///
@@ -330,13 +329,6 @@ fn canonical_axes(op: &EinSum) -> String {
         .collect()
 }
 
-/// The node's only consumer, when it has exactly one output used exactly once.
-fn only_successor(model: &TypedModel, id: usize) -> Option<&TypedNode> {
-    let node = model.node(id);
-    (node.outputs.len() == 1 && node.outputs[0].successors.len() == 1)
-        .then(|| model.node(node.outputs[0].successors[0].node))
-}
-
 /// A plain f32 einsum of two inputs with the given canonical axes.
 fn einsum<'a>(model: &'a TypedModel, id: usize, axes: &str) -> Option<&'a TypedNode> {
     let node = model.node(id);
@@ -355,17 +347,12 @@ fn attention_patch(model: &TypedModel, id: usize) -> TractResult<Option<TypedMod
         return Ok(None);
     }
     // scores · scale, the scale a scalar constant
-    let mul = model.node(node.inputs[0].node);
-    if !mul.op_as::<TypedBinOp>().is_some_and(|op| op.0.is::<Mul>())
-        || only_successor(model, mul.id).map(|n| n.id) != Some(id)
-    {
+    let Some(mul) = bin_op::<Mul>(model, node.inputs[0]) else { return Ok(None) };
+    if only_successor(model, mul.id).map(|n| n.id) != Some(id) {
         return Ok(None);
     }
-    let facts = model.node_input_facts(mul.id)?;
-    let (scale, scores) = match (&facts[0].konst, &facts[1].konst) {
-        (None, Some(k)) if k.len() == 1 => (k.clone(), mul.inputs[0]),
-        (Some(k), None) if k.len() == 1 => (k.clone(), mul.inputs[1]),
-        _ => return Ok(None),
+    let Some((scale, scores)) = const_and_other(model, mul).filter(|(k, _)| k.len() == 1) else {
+        return Ok(None);
     };
     let scale = scale.cast_to_scalar::<f32>()?;
     // [B, S, H, D] × [B, T, H, D] -> [B, H, S, T]
