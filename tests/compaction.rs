@@ -485,8 +485,8 @@ fn a_task_memory_leaves_recall_when_it_expires() {
 #[test]
 fn compaction_is_deterministic_and_its_digest_is_kept_for_wasm() {
     let mut clock = || 0.0;
-    let a = mnemo::bench::compaction(3_000, &mut clock);
-    let b = mnemo::bench::compaction(3_000, &mut clock);
+    let a = mnemo_bench::compaction(3_000, &mut clock);
+    let b = mnemo_bench::compaction(3_000, &mut clock);
     assert_eq!(a.digest, b.digest);
     assert!(a.weekly > 100 && a.monthly > 10, "{a:?}");
     assert!(a.retrievable_after * 4 < a.retrievable_before, "{a:?}");

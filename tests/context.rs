@@ -402,7 +402,7 @@ fn the_mail_agent_scenario_end_to_end() {
     use mnemo::learn::scenario::{scenario, NAMESPACE};
     use mnemo::learn::trace::expected;
     use mnemo::record::ObservationStatus;
-    use mnemo::{BertConfig, BertEmbedder};
+    use mnemo_embed::{BertConfig, BertEmbedder};
     use std::collections::BTreeSet;
 
     let model =

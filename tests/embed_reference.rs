@@ -4,7 +4,8 @@ mod common;
 
 use common::{model_dir, reference_cases, split_prefix};
 use mnemo::embed::{cosine, polarity, Stance};
-use mnemo::{BertConfig, BertEmbedder, Embedder, Polarity, Role};
+use mnemo::{Embedder, Polarity, Role};
+use mnemo_embed::{BertConfig, BertEmbedder};
 
 fn load(fixed: bool) -> BertEmbedder {
     let config =
@@ -100,7 +101,7 @@ fn model_id_names_the_model_and_its_files() {
 /// CRC-32s instead of hashing ~50 MB; the id is the one the bytes hash to all the same.
 #[test]
 fn the_built_files_carry_their_digest_and_keep_their_id() {
-    use mnemo::embed::digest::{model_digest, sha256_hex, TRAILER_LEN};
+    use mnemo_embed::digest::{model_digest, sha256_hex, TRAILER_LEN};
     let dir = model_dir();
     let tok = std::fs::read(dir.join("tokenizer.json")).unwrap();
     for file in ["model.onnx", "model.q4.onnx"] {

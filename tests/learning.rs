@@ -12,7 +12,8 @@ use mnemo::learn::trace::{expected, trace};
 use mnemo::record::{Episode, Outcome, RuleStatus, Status};
 use mnemo::store::{KvStore, MemoryStore};
 use mnemo::time::{parse_iso8601, DAY};
-use mnemo::{BertConfig, BertEmbedder, Config, Engine, Query};
+use mnemo::{Config, Engine, Query};
+use mnemo_embed::{BertConfig, BertEmbedder};
 
 const NS: &str = "maria";
 
@@ -338,8 +339,8 @@ fn bad_signals_change_nothing() {
 #[test]
 fn the_nightly_job_is_deterministic_and_its_digest_is_kept_for_wasm() {
     let mut clock = || 0.0;
-    let a = mnemo::bench::nightly(12, 40, &mut clock);
-    let b = mnemo::bench::nightly(12, 40, &mut clock);
+    let a = mnemo_bench::nightly(12, 40, &mut clock);
+    let b = mnemo_bench::nightly(12, 40, &mut clock);
     assert_eq!(a.digest, b.digest);
     assert!(a.observations > 0 && a.signals > 300, "{a:?}");
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(

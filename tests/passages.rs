@@ -8,7 +8,8 @@ mod common;
 use mnemo::engine::{Correction, Erasure, Formula, Scoring};
 use mnemo::record::Episode;
 use mnemo::store::MemoryStore;
-use mnemo::{BertConfig, BertEmbedder, Config, Embedder, Engine, Query, Remembered, Role};
+use mnemo::{Config, Embedder, Engine, Query, Remembered, Role};
+use mnemo_embed::{BertConfig, BertEmbedder};
 
 const NOW: i64 = 1_733_000_000_000;
 

@@ -9,7 +9,8 @@ use mnemo::engine::{Formula, Scoring};
 use mnemo::record::{Episode, Outcome, Policy, Source};
 use mnemo::store::MemoryStore;
 use mnemo::time::{parse_iso8601, DAY};
-use mnemo::{BertConfig, BertEmbedder, Config, Embedder, Engine, Query, Remembered, Role};
+use mnemo::{Config, Embedder, Engine, Query, Remembered, Role};
+use mnemo_embed::{BertConfig, BertEmbedder};
 
 struct Event {
     days_ago: f64,

@@ -17,7 +17,8 @@ use mnemo::engine::{Formula, Scoring};
 use mnemo::record::Episode;
 use mnemo::store::MemoryStore;
 use mnemo::time::{parse_iso8601, DAY};
-use mnemo::{BertConfig, BertEmbedder, Config, Embedder, Engine, Query, Remembered, Role};
+use mnemo::{Config, Embedder, Engine, Query, Remembered, Role};
+use mnemo_embed::{BertConfig, BertEmbedder};
 
 /// Metrics are means over a class's queries; this much is noise (one query in a class of 16
 /// moving one rank), not a loss.

@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 
 use mnemo::embed::cosine;
-use mnemo::{BertConfig, BertEmbedder, Embedder, Role};
+use mnemo::{Embedder, Role};
+use mnemo_embed::{BertConfig, BertEmbedder};
 
 fn minilm_dir() -> PathBuf {
     let dir = std::env::var_os("MNEMO_MINILM_DIR").map(PathBuf::from).unwrap_or_else(|| {

@@ -242,7 +242,7 @@ fn maintenance_in_budgeted_slices_builds_what_one_call_builds_and_a_restart_mid_
     assert!(!found(&mut busy, 6), "the rejected episode (id 7) stays out");
 }
 
-type Counting = mnemo::bench::CountingStore<MemoryStore>;
+type Counting = mnemo_bench::CountingStore<MemoryStore>;
 
 /// (records, bytes) the engine's store took since `before` (a snapshot of its counters).
 fn since(e: &Engine<Counting>, before: (u64, u64)) -> (u64, u64) {
@@ -824,7 +824,7 @@ fn each_sealed_row_is_written_once_and_a_merge_writes_only_ids_seqs_and_links() 
     let mut e = Engine::new(Journaled::new(MemoryStore::new()), c.clone());
     let n = 2048u64;
     // Host-made vectors, the size of the default model's.
-    let vectors = mnemo::bench::e5_like_portable(n as usize, 384, 3);
+    let vectors = mnemo_bench::e5_like_portable(n as usize, 384, 3);
     let (mut merges, mut snapshots) = (0, 0);
     for i in 0..n {
         let ep = Episode::new(text(i), T0 + i as i64 * 1000);

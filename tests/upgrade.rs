@@ -9,7 +9,8 @@ mod common;
 use mnemo::record::{Origin, Source};
 use mnemo::store::file::FileStore;
 use mnemo::time::parse_iso8601;
-use mnemo::{BertConfig, BertEmbedder, Config, Engine, Query};
+use mnemo::{Config, Engine, Query};
+use mnemo_embed::{BertConfig, BertEmbedder};
 
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();

@@ -6,13 +6,14 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::time::Instant;
 
-use crate::jsonl::{read_jsonl, Line};
+use mnemo_tool::jsonl::{read_jsonl, Line};
 use mnemo::embed::passages;
 use mnemo::store::MemoryStore;
-use mnemo::{BertConfig, BertEmbedder, Embedder, Role};
+use mnemo::{Embedder, Role};
+use mnemo_embed::{BertConfig, BertEmbedder};
 use serde_json::{json, Value};
 
-use crate::args;
+use mnemo_tool::args;
 use crate::Opts;
 
 fn embed(e: &mut BertEmbedder, lines: &[Line], role: Role) -> Result<Vec<Vec<f32>>, String> {

@@ -1,31 +1,24 @@
 //! `mnemo-host`: the mnemo component under wasmtime, on file-backed or SQLite-backed storage,
 //! with the `mnemo` CLI's commands (so any result can be reproduced under wasmtime). The
-//! command line is `mnemo`'s own (`src/bin/mnemo/args.rs`, compiled in here) plus the host's
+//! command line is `mnemo`'s own (`mnemo_tool::args`) plus the host's
 //! options and `maintain`; run `mnemo-host --help`.
 //!
 //! Texts are embedded by the component's own embedder (tract in wasm, from `--model`), or by
 //! the host's native one with `--host-embedder`.
 
-#[path = "../../src/bin/mnemo/args.rs"]
-mod args;
 mod bench;
-#[path = "../../src/bin/mnemo/jsonl.rs"]
-mod jsonl;
-#[path = "../../src/bin/mnemo/learn.rs"]
-mod learn;
-#[path = "../../src/bin/mnemo/privacy.rs"]
-mod privacy;
 mod runtime;
 mod sqlite;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use args::{Command, Globals};
+use mnemo_tool::args::{self, Command, Globals};
+use mnemo_tool::{learn, privacy};
 use clap::{Args, Parser};
 use mnemo::store::file::FileStore;
 use mnemo::store::KvStore;
-use mnemo::{BertConfig, BertEmbedder};
+use mnemo_embed::{BertConfig, BertEmbedder};
 use runtime::Memory;
 use serde_json::{json, Value};
 
@@ -49,7 +42,7 @@ pub struct Opts {
     #[arg(long, global = true, value_name = "FILE")]
     pub sqlite: Option<String>,
     /// The mnemo component to run [default:
-    /// $CARGO_TARGET_DIR/wasm32-wasip2/release/mnemo.wasm, built by tools/build-component]
+    /// $CARGO_TARGET_DIR/wasm32-wasip2/release/mnemo_component.wasm, built by tools/build-component]
     #[arg(long, global = true, value_name = "FILE")]
     pub component: Option<PathBuf>,
     /// Embed texts with the host's native embedder instead of the component's own
@@ -75,7 +68,7 @@ fn read(path: &std::path::Path) -> Result<Vec<u8>, String> {
 fn component_path(opts: &Opts) -> PathBuf {
     opts.component.clone().unwrap_or_else(|| {
         let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
-        PathBuf::from(target).join("wasm32-wasip2/release/mnemo.wasm")
+        PathBuf::from(target).join("wasm32-wasip2/release/mnemo_component.wasm")
     })
 }
 

@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use ::mnemo::store::{Batch, KvStore};
-use ::mnemo::{BertEmbedder, Embedder, Role};
+use ::mnemo::{Embedder, Role};
+use ::mnemo_embed::BertEmbedder;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};

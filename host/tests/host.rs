@@ -15,7 +15,7 @@ fn component() -> PathBuf {
     }
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from);
-    let p = target.join("wasm32-wasip2/release/mnemo.wasm");
+    let p = target.join("wasm32-wasip2/release/mnemo_component.wasm");
     assert!(p.exists(), "no component at {}: run tools/build-component", p.display());
     p
 }
@@ -202,10 +202,10 @@ fn embed_and_compare_match_the_native_cli_s_vectors() {
     assert_eq!((lines.len(), lines[0].len()), (2, 384));
     // The same text through the native embedder: tract in wasm and natively agree.
     let dir = model();
-    let mut native = mnemo::BertEmbedder::from_bytes(
+    let mut native = mnemo_embed::BertEmbedder::from_bytes(
         &std::fs::read(dir.join("model.onnx")).unwrap(),
         &std::fs::read(dir.join("tokenizer.json")).unwrap(),
-        mnemo::BertConfig::e5("multilingual-e5-small-latin"),
+        mnemo_embed::BertConfig::e5("multilingual-e5-small-latin"),
     )
     .unwrap();
     use mnemo::Embedder;

@@ -1,7 +1,7 @@
 //! Text embeddings.
 //!
 //! Everything the engine stores or looks up goes through the [`Embedder`] trait: texts plus a
-//! [`Role`] in, unit vectors out. The default implementation, [`BertEmbedder`], runs a
+//! [`Role`] in, unit vectors out. The default implementation, `mnemo_embed::BertEmbedder`, runs a
 //! BERT-family ONNX model (by default multilingual-e5-small) in-process with tract, natively
 //! and in WebAssembly. Hosts that already have vectors (an edge AI binding, a server) can
 //! implement the trait themselves.
@@ -13,51 +13,13 @@
 //! each embedding also carries the text's [`Polarity`], detected from negation cues in six
 //! languages (see [`polarity`]).
 
-#[cfg(feature = "model")]
-mod attention;
-#[cfg(feature = "model")]
-mod bert;
-#[cfg(feature = "model")]
-mod cache;
-#[cfg(feature = "model")]
-mod dequant;
-#[cfg(feature = "model")]
-pub mod digest;
-#[cfg(feature = "model")]
-mod fuse;
-#[cfg(feature = "model")]
-mod nnef;
 pub mod passages;
-#[cfg(feature = "model")]
-mod plan;
 pub mod polarity;
-#[cfg(feature = "model")]
-mod tokenize;
-#[cfg(feature = "model")]
-mod unigram;
 
-#[cfg(feature = "model")]
-pub use bert::{BertConfig, BertEmbedder};
-#[cfg(feature = "model")]
-pub use nnef::archive_name;
 pub use passages::{Passage, TextVectors};
 pub use polarity::{Polarity, Stance};
 
 use crate::error::Result;
-
-/// The default model's folder for unit tests: `MNEMO_MODEL_DIR`, else the repo's `models/`,
-/// else the shared reference copy (the same search as the integration tests).
-#[cfg(all(test, feature = "model"))]
-pub(crate) fn test_model_dir() -> std::path::PathBuf {
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let dirs = [
-        std::env::var_os("MNEMO_MODEL_DIR").map(std::path::PathBuf::from),
-        Some(root.join("models/multilingual-e5-small-latin")),
-        Some(root.join("../shared/models/multilingual-e5-small-latin")),
-    ];
-    let dir = dirs.into_iter().flatten().find(|d| d.join("tokenizer.json").is_file());
-    dir.expect("no model: run tools/build-model")
-}
 
 /// Why a text is being embedded. E5-style models need a different prefix for each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -4,8 +4,8 @@
 //! reads, paged prefix scans, and atomic batches. Each mutation of the engine is exactly one
 //! [`Batch`], so a crash can never leave half of one behind.
 //!
-//! Promises every implementation keeps (checked by [`contract::check`], which every backend
-//! runs):
+//! Promises every implementation keeps (checked by `contract::check`, which every backend
+//! runs; feature `testing`):
 //!
 //! - **Read your writes.** Once [`KvStore::write`] returns `Ok`, every later `get` and `scan`
 //!   sees the whole batch.
@@ -22,6 +22,7 @@
 //! prefix scan plus one batch of deletes.
 
 pub mod codec;
+#[cfg(any(test, feature = "testing"))]
 pub mod contract;
 pub(crate) mod fields;
 #[cfg(not(target_arch = "wasm32"))]

@@ -109,7 +109,7 @@ mod tests {
 
     /// The default model's tokenizer.json.
     fn default_tokenizer() -> Vec<u8> {
-        std::fs::read(crate::embed::test_model_dir().join("tokenizer.json")).unwrap()
+        std::fs::read(crate::test_model_dir().join("tokenizer.json")).unwrap()
     }
 
     /// Deterministic text over the scripts and marks that exercise normalisation.

@@ -18,7 +18,7 @@
 use std::time::Instant;
 
 use instant_distance::{Builder, Point, Search};
-use mnemo::bench::e5_like;
+use mnemo_bench::e5_like;
 use mnemo::index::vectors::{QVec, VectorConfig, VectorIndex};
 
 fn arg(args: &[String], name: &str) -> Option<String> {

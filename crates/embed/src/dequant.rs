@@ -258,7 +258,7 @@ mod tests {
     /// attention output, FFN in and out) this way, and every one folds.
     #[test]
     fn every_weight_of_the_default_model_folds() {
-        let path = crate::embed::test_model_dir().join("model.onnx");
+        let path = crate::test_model_dir().join("model.onnx");
         let bytes = std::fs::read(path).unwrap();
         let mut model = tract_onnx::onnx().model_for_read(&mut &bytes[..]).unwrap();
         let casts = |m: &InferenceModel| m.nodes().iter().filter(|n| is_f32_cast(n)).count();

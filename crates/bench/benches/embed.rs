@@ -20,7 +20,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use mnemo::{BertConfig, BertEmbedder, Embedder, Role};
+use mnemo::{Embedder, Role};
+
+use mnemo_embed::{BertConfig, BertEmbedder};
 
 const WORDS: &str = "the agent retried the deploy after the build failed because the cache held \
     a stale lockfile and the user asked to pin node twenty two before any migration of the \
@@ -168,7 +170,7 @@ fn main() {
         let read = |n: &str| std::fs::read(model.join(n)).expect("model files");
         let archive =
             BertEmbedder::compile(&read(&file), &read("tokenizer.json")).expect("compiles");
-        file = mnemo::embed::archive_name(&file);
+        file = mnemo_embed::archive_name(&file);
         std::fs::write(model.join(&file), archive).expect("write the archive");
         trim_heap();
     }

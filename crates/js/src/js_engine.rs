@@ -11,18 +11,18 @@ use wasm_bindgen::prelude::*;
 use super::js::js_error;
 #[cfg(feature = "model")]
 use super::js_embedder::JsEmbedder;
-use crate::engine::json;
-use crate::record::RuleStatus;
-use crate::store::journal::Journaled;
-use crate::store::{Batch, MemoryStore, Op};
-use crate::{Config, Engine, Error};
+use mnemo::engine::json;
+use mnemo::record::RuleStatus;
+use mnemo::store::journal::Journaled;
+use mnemo::store::{Batch, MemoryStore, Op};
+use mnemo::{Config, Engine, Error};
 
 type Inner = Engine<Journaled<MemoryStore>>;
 
 /// A JS function lent to the engine as its language model.
 struct JsPhraser(js_sys::Function);
 
-impl crate::learn::phrasing::Llm for JsPhraser {
+impl mnemo::learn::phrasing::Llm for JsPhraser {
     fn complete(&mut self, prompt: &str, max_tokens: u32) -> std::result::Result<String, String> {
         self.0
             .call2(&JsValue::NULL, &prompt.into(), &max_tokens.into())
@@ -35,12 +35,12 @@ impl crate::learn::phrasing::Llm for JsPhraser {
 /// A JS function lent to the engine as its model's tokenizer: `(text) => number`.
 struct JsTokens(js_sys::Function);
 
-impl crate::context::TokenCounter for JsTokens {
+impl mnemo::context::TokenCounter for JsTokens {
     fn count(&self, text: &str) -> usize {
         // A throwing or non-numeric counter falls back to the estimate for that text.
         match self.0.call1(&JsValue::NULL, &text.into()).ok().and_then(|v| v.as_f64()) {
             Some(n) if n.is_finite() && n >= 0.0 => n as usize,
-            _ => crate::context::TokenCounter::count(&crate::context::Estimate, text),
+            _ => mnemo::context::TokenCounter::count(&mnemo::context::Estimate, text),
         }
     }
 }
@@ -161,7 +161,7 @@ impl WasmEngine {
     /// Drops namespace `ns` from the mirror and the engine (after a failed host write, so the
     /// host can preload it again from what its storage really holds).
     pub fn reset(&mut self, ns: &str) -> Result<(), JsValue> {
-        let prefix = crate::store::Namespace::new(ns).map_err(js_error)?.prefix();
+        let prefix = mnemo::store::Namespace::new(ns).map_err(js_error)?.prefix();
         self.inner.store_mut().drop_prefix(&prefix).map_err(js_error)?;
         self.inner.store_mut().take();
         self.inner.unload(ns);
@@ -363,7 +363,7 @@ impl WasmEngine {
         } else if budget >= 0.0 {
             Some(budget as u64)
         } else {
-            Some(crate::engine::MAINTAIN_BUDGET)
+            Some(mnemo::engine::MAINTAIN_BUDGET)
         };
         self.inner.maintain_json(force, budget).map_err(js_error)
     }

@@ -5,10 +5,10 @@
 //! noise: pairwise cosines around 0.7–0.9) and 12-word texts from a 5,000-word Zipf-like
 //! vocabulary. Embedding is excluded: vectors are supplied as a host would.
 
-use crate::engine::Opened;
-use crate::record::Episode;
-use crate::store::{Batch, KvStore, MemoryStore, Namespace, Table};
-use crate::{Config, Engine, Query};
+use mnemo::engine::Opened;
+use mnemo::record::Episode;
+use mnemo::store::{Batch, KvStore, MemoryStore, Namespace, Table};
+use mnemo::{Config, Engine, Query};
 
 /// xorshift64: deterministic, seedable, no dependency.
 pub struct Rng(u64);
@@ -191,7 +191,7 @@ pub fn store(n: usize, queries: usize, clock: &mut dyn FnMut() -> f64) -> StoreR
     let mut snapshot_bytes = 0;
     let segments = loop {
         let start = clock();
-        let r = engine.maintain(true, Some(crate::engine::MAINTAIN_BUDGET)).expect("maintain");
+        let r = engine.maintain(true, Some(mnemo::engine::MAINTAIN_BUDGET)).expect("maintain");
         let ms = clock() - start;
         calls += 1;
         longest = longest.max(ms);
@@ -286,7 +286,7 @@ impl<S> CountingStore<S> {
 }
 
 impl<S: KvStore> KvStore for CountingStore<S> {
-    fn get(&self, key: &[u8]) -> crate::Result<Option<Vec<u8>>> {
+    fn get(&self, key: &[u8]) -> mnemo::Result<Option<Vec<u8>>> {
         self.inner.get(key)
     }
     fn scan(
@@ -294,17 +294,17 @@ impl<S: KvStore> KvStore for CountingStore<S> {
         prefix: &[u8],
         after: Option<&[u8]>,
         limit: usize,
-    ) -> crate::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    ) -> mnemo::Result<Vec<(Vec<u8>, Vec<u8>)>> {
         self.inner.scan(prefix, after, limit)
     }
-    fn write(&mut self, batch: &Batch) -> crate::Result<()> {
+    fn write(&mut self, batch: &Batch) -> mnemo::Result<()> {
         self.inner.write(batch)?;
         self.batches += 1;
         for op in batch.ops() {
             self.ops += 1;
             self.bytes += match op {
-                crate::store::Op::Put(k, v) => (k.len() + v.len()) as u64,
-                crate::store::Op::Delete(k) => k.len() as u64,
+                mnemo::store::Op::Put(k, v) => (k.len() + v.len()) as u64,
+                mnemo::store::Op::Delete(k) => k.len() as u64,
             };
         }
         Ok(())
@@ -418,14 +418,14 @@ pub struct NightlyReport {
 /// (`learn::trace`): the signals are stored, then one nightly run is timed.
 pub fn nightly(days: u32, per_day: u32, clock: &mut dyn FnMut() -> f64) -> NightlyReport {
     let lines: Vec<String> =
-        crate::learn::trace::trace(1, days, per_day).iter().map(|v| v.to_string()).collect();
+        mnemo::learn::trace::trace(1, days, per_day).iter().map(|v| v.to_string()).collect();
     let mut engine = Engine::new(MemoryStore::new(), Config::default());
     let start = clock();
     for l in &lines {
         engine.signal_json("bench", l).expect("the trace's signals are valid");
     }
     let ingest_ms = clock() - start;
-    let night = crate::time::days_from_civil(2024, 3, 4) * 86_400_000
+    let night = mnemo::time::days_from_civil(2024, 3, 4) * 86_400_000
         + i64::from(days) * 86_400_000
         + 2 * 3_600_000;
     let mem0 = memory_bytes();
@@ -452,7 +452,7 @@ fn store_digest(store: &MemoryStore) -> String {
         bytes.extend_from_slice(&(v.len() as u32).to_le_bytes());
         bytes.extend_from_slice(&v);
     }
-    format!("{:016x}", crate::engine::persist::snapshot::hash(&bytes))
+    format!("{:016x}", mnemo::engine::persist::snapshot::hash(&bytes))
 }
 
 /// What [`compaction`] measured.
@@ -495,8 +495,8 @@ pub fn compaction(n: usize, clock: &mut dyn FnMut() -> f64) -> CompactionReport 
     let mut engine = Engine::new(MemoryStore::new(), config);
     let vectors = e5_like_portable(n, 384, 11);
     let words = texts(n, 12);
-    let start = crate::time::days_from_civil(2025, 1, 6) * crate::time::DAY;
-    let span = 365 * crate::time::DAY;
+    let start = mnemo::time::days_from_civil(2025, 1, 6) * mnemo::time::DAY;
+    let span = 365 * mnemo::time::DAY;
     let mut rng = Rng::new(13);
     let contacts = (n / 2000).max(1) as u64;
     let t = clock();
@@ -510,17 +510,17 @@ pub fn compaction(n: usize, clock: &mut dyn FnMut() -> f64) -> CompactionReport 
         match rng.next_u64() % 40 {
             0 => {
                 let lesson = rng.next_u64() % 20;
-                e.outcome = crate::record::Outcome::Failure;
+                e.outcome = mnemo::record::Outcome::Failure;
                 e.situation.error_class = format!("class{lesson}");
                 e.verdict = format!("lesson {lesson}: check the input first");
             }
-            1..=24 => e.outcome = crate::record::Outcome::Success,
+            1..=24 => e.outcome = mnemo::record::Outcome::Success,
             _ => {}
         }
         engine.remember("bench", e, Some(v)).expect("a valid episode");
     }
     let ingest_ms = clock() - t;
-    let now = start + span + crate::time::DAY;
+    let now = start + span + mnemo::time::DAY;
     let before = engine.stats("bench", now).expect("stats").retrievable;
     let mem0 = memory_bytes();
     let t = clock();
@@ -587,18 +587,18 @@ pub fn context(n: usize, queries: usize, clock: &mut dyn FnMut() -> f64) -> Cont
         engine.remember("bench", e, Some(&vectors[i])).expect("synthetic episodes are valid");
     }
     engine.maintain(true, None).expect("maintain on a memory store");
-    let user = crate::record::Origin::User;
+    let user = mnemo::record::Origin::User;
     for i in 0..12 {
         let text = format!("Rule {i}: {}", texts[i * 7]);
         engine
-            .add_rule("bench", &text, "", crate::record::RuleStatus::Active, user, t0)
+            .add_rule("bench", &text, "", mnemo::record::RuleStatus::Active, user, t0)
             .expect("rule");
     }
     for i in 0..40 {
-        let mut f = crate::engine::FactInput::new(format!("fact_{i}"), texts[i * 3 + 1].clone());
+        let mut f = mnemo::engine::FactInput::new(format!("fact_{i}"), texts[i * 3 + 1].clone());
         f.origin = user;
         if i % 3 == 0 {
-            f.policy = crate::record::Policy::Sensitive;
+            f.policy = mnemo::record::Policy::Sensitive;
         }
         engine.write_fact("bench", &f, t0).expect("fact");
     }
@@ -606,7 +606,7 @@ pub fn context(n: usize, queries: usize, clock: &mut dyn FnMut() -> f64) -> Cont
     let (mut ctx, mut rec) = (Vec::with_capacity(queries), Vec::with_capacity(queries));
     let (mut tokens, mut withheld) = (0usize, 0usize);
     for q in 0..queries {
-        let mut req = crate::engine::ContextRequest::new(texts[n + q].clone());
+        let mut req = mnemo::engine::ContextRequest::new(texts[n + q].clone());
         req.vector = Some(vectors[n + q].clone());
         let start = clock();
         let c = engine.context("bench", &req, now).expect("context");

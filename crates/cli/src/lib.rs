@@ -1,16 +1,18 @@
-//! `mnemo`: the command-line tool. Run `mnemo --help` for the commands, `mnemo COMMAND --help`
-//! for one of them.
+//! `mnemo`: the command-line tool, as a library: the `mnemo` binary is [`main`]; `mnemo-host`
+//! (the component under wasmtime) shares the command line (`args`), the learning loop's and the
+//! privacy commands (`learn`, `privacy`) and the bench's input (`jsonl`). Run `mnemo --help` for
+//! the commands, `mnemo COMMAND --help` for one of them.
 
-mod args;
-mod bench;
-mod bench_vectors;
-mod demo;
-mod jsonl;
-mod learn;
-mod mcp;
-mod memory;
-mod privacy;
-mod progress;
+pub mod args;
+pub mod bench;
+pub mod bench_vectors;
+pub mod demo;
+pub mod jsonl;
+pub mod learn;
+pub mod mcp;
+pub mod memory;
+pub mod privacy;
+pub mod progress;
 
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -19,7 +21,8 @@ use std::process::ExitCode;
 use args::{Command, Globals};
 use clap::Parser;
 use mnemo::embed::{cosine, polarity};
-use mnemo::{BertConfig, BertEmbedder, Embedder, Role};
+use mnemo::{Embedder, Role};
+use mnemo_embed::{BertConfig, BertEmbedder};
 use serde_json::json;
 
 /// Long-term memory for LLM agents, on a store directory: remember episodes, recall them with
@@ -65,7 +68,8 @@ struct CompileModel {
     out: Option<std::path::PathBuf>,
 }
 
-fn main() -> ExitCode {
+/// The `mnemo` binary: parses the command line, runs the command, reports an error on stderr.
+pub fn main() -> ExitCode {
     let cli: Cli = match args::parse("mnemo") {
         Ok(cli) => cli,
         Err(code) => return code,
@@ -110,7 +114,7 @@ fn compile_model(g: &Globals, a: &CompileModel) -> Result<(), String> {
     };
     let archive = BertEmbedder::compile(&read(&a.file)?, &read("tokenizer.json")?)
         .map_err(|e| e.to_string())?;
-    let out = a.out.clone().unwrap_or_else(|| dir.join(mnemo::embed::archive_name(&a.file)));
+    let out = a.out.clone().unwrap_or_else(|| dir.join(mnemo_embed::archive_name(&a.file)));
     let tmp = out.with_extension("tar.tmp");
     std::fs::write(&tmp, &archive)
         .and_then(|()| std::fs::rename(&tmp, &out))
@@ -123,6 +127,7 @@ fn compile_model(g: &Globals, a: &CompileModel) -> Result<(), String> {
     Ok(())
 }
 
+/// The default model (multilingual-e5-small, latin vocabulary) from a model directory.
 pub fn load(dir: &Path) -> Result<BertEmbedder, String> {
     BertEmbedder::from_dir(dir, BertConfig::e5("multilingual-e5-small-latin"))
         .map_err(|e| e.to_string())

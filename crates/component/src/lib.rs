@@ -1,3 +1,4 @@
+#![cfg(target_arch = "wasm32")]
 #![allow(missing_docs)] // the generated bindings
 //! The WIT component (`wit/`, world `mnemo`), built for wasm32-wasip2 with the `component`
 //! feature: storage through the imported `kv` interface, the engine exported. Objects cross as
@@ -5,16 +6,16 @@
 
 use std::cell::RefCell;
 
-wit_bindgen::generate!({ path: "wit", world: "mnemo" });
+wit_bindgen::generate!({ path: "../../wit", world: "mnemo" });
 
 use exports::mnemo::engine::engine::{Error as WitError, Guest};
 use mnemo::engine::{embedder as host_embedder, kv};
 
-use crate::context::{Estimate, TokenCounter};
-use crate::embed::{Embedder, Embedding, Role};
-use crate::engine::json;
-use crate::store::{Batch, KvStore, Op};
-use crate::{Config, Engine, Error, Result};
+use mnemo::context::{Estimate, TokenCounter};
+use mnemo::embed::{Embedder, Embedding, Role};
+use mnemo::engine::json;
+use mnemo::store::{Batch, KvStore, Op};
+use mnemo::{Config, Engine, Error, Result};
 
 /// The host's storage, through the imported `kv` interface.
 struct HostKv;
@@ -89,8 +90,8 @@ impl Embedder for HostEmbedder {
             .zip(vectors)
             .map(|(t, v)| {
                 Ok(Embedding {
-                    vector: crate::embed::checked_unit_vector(&v, self.dim)?,
-                    polarity: crate::embed::Polarity::of(t),
+                    vector: mnemo::embed::checked_unit_vector(&v, self.dim)?,
+                    polarity: mnemo::embed::Polarity::of(t),
                     tokens: 0,
                     truncated: false,
                 })
@@ -140,7 +141,7 @@ impl Guest for Component {
         {
             let name = "multilingual-e5-small-latin";
             let e =
-                crate::BertEmbedder::from_bytes(&model, &tokenizer, crate::BertConfig::e5(name))
+                mnemo_embed::BertEmbedder::from_bytes(&model, &tokenizer, mnemo_embed::BertConfig::e5(name))
                     .map_err(wit)?;
             let id = e.model_id().to_string();
             replace(|engine| Ok(engine.with_embedder(Box::new(e))))?;
@@ -227,7 +228,7 @@ impl Guest for Component {
     }
 
     fn maintain(force: bool, budget: Option<u64>) -> std::result::Result<String, WitError> {
-        with(|e| e.maintain_json(force, Some(budget.unwrap_or(crate::engine::MAINTAIN_BUDGET))))
+        with(|e| e.maintain_json(force, Some(budget.unwrap_or(mnemo::engine::MAINTAIN_BUDGET))))
     }
 
     fn load(ns: String) -> std::result::Result<u64, WitError> {
@@ -361,7 +362,7 @@ impl Guest for Component {
         with(|e| {
             let v: serde_json::Value =
                 serde_json::from_str(&e.request_erasure_json(&ns, &what, now)?)
-                    .map_err(|x| crate::Error::InvalidInput(x.to_string()))?;
+                    .map_err(|x| mnemo::Error::InvalidInput(x.to_string()))?;
             Ok(v["id"].as_u64().unwrap_or(0))
         })
     }
@@ -411,7 +412,7 @@ impl TokenCounter for HostTokens {
 /// The imported `llm`, lent to the engine for phrasing.
 struct HostLlm;
 
-impl crate::learn::phrasing::Llm for HostLlm {
+impl mnemo::learn::phrasing::Llm for HostLlm {
     fn complete(&mut self, prompt: &str, max_tokens: u32) -> std::result::Result<String, String> {
         mnemo::engine::llm::complete(prompt, max_tokens)
     }

@@ -10,9 +10,9 @@ use wasm_bindgen::prelude::*;
 
 use super::js::js_error;
 use super::js_engine::WasmEngine;
-use crate::store::journal::Need;
-use crate::store::MemoryStore;
-use crate::{Engine, Error};
+use mnemo::store::journal::Need;
+use mnemo::store::MemoryStore;
+use mnemo::{Engine, Error};
 
 fn bytes(b: &[u8]) -> JsValue {
     Uint8Array::from(b).into()

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use crate::jsonl::Line;
 use mnemo::embed::passages::{self, Passage, TextVectors};
-use mnemo::embed::BertEmbedder;
+use mnemo_embed::BertEmbedder;
 use mnemo::{Embedder, Role};
 
 /// Texts per cache file: an interrupted run loses at most one block's work per thread pool.
@@ -266,7 +266,7 @@ fn load(dir: &Path, plain: bool) -> Result<BertEmbedder, String> {
         return crate::load(dir);
     }
     let name = dir.file_name().map_or("plain".into(), |n| n.to_string_lossy().into_owned());
-    BertEmbedder::from_dir(dir, mnemo::BertConfig::plain(name)).map_err(|e| e.to_string())
+    BertEmbedder::from_dir(dir, mnemo_embed::BertConfig::plain(name)).map_err(|e| e.to_string())
 }
 
 /// The cache file in `dir` for `lines` embedded as `tag` (model, role or layout).

@@ -27,7 +27,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mnemo::store::file::FileStore;
-use mnemo::{BertEmbedder, Config, Embedder, Engine, Role};
+use mnemo::{Config, Embedder, Engine, Role};
+use mnemo_embed::BertEmbedder;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{

@@ -1,5 +1,5 @@
 //! The learning loop: the nightly job over 30 days × 300 signals a weekday (time, work units,
-//! memory; the workload is `mnemo::bench::nightly`, which `tools/bench-learn` also runs in
+//! memory; the workload is `mnemo_bench::nightly`, which `tools/bench-learn` also runs in
 //! wasm under Node), and the learning figures of the seeded mail-agent trace over many
 //! generator seeds (precision and recall of the promoted rules against the four planted
 //! habits, nightly runs every night for 60 days, no embedder).
@@ -58,7 +58,7 @@ fn main() {
     let seeds = arg(&args, "--seeds", 20);
     let t = Instant::now();
     let mut clock = || t.elapsed().as_secs_f64() * 1e3;
-    let report = mnemo::bench::nightly(days, per_day, &mut clock);
+    let report = mnemo_bench::nightly(days, per_day, &mut clock);
     let mut json = serde_json::to_value(&report).expect("serialisable");
     json["runtime"] = "native".into();
     println!("{json}");

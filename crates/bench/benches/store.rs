@@ -1,9 +1,9 @@
 //! The engine at scale, embedding excluded: ingest rate, index build, recall latency p50/p99,
-//! cold open and memory, one JSON line per size (the workload is `mnemo::bench::store`, which
+//! cold open and memory, one JSON line per size (the workload is `mnemo_bench::store`, which
 //! `tools/bench-store` also runs in wasm under Node).
 //!
 //! Then, per size, the bytes written by a touching recall and by a change amortised over
-//! `--changes` new episodes with `maintain` every 100 (`mnemo::bench::writes`).
+//! `--changes` new episodes with `maintain` every 100 (`mnemo_bench::writes`).
 //!
 //! `cargo bench --bench store -- [--n 10000,100000] [--queries 300] [--changes 10000]`
 
@@ -25,11 +25,11 @@ fn main() {
     let t = Instant::now();
     let mut clock = || t.elapsed().as_secs_f64() * 1e3;
     for n in sizes {
-        let report = mnemo::bench::store(n, queries, &mut clock);
+        let report = mnemo_bench::store(n, queries, &mut clock);
         let mut json = serde_json::to_value(&report).expect("serialisable");
         json["runtime"] = "native".into();
         println!("{json}");
-        let writes = mnemo::bench::writes(n, queries, changes);
+        let writes = mnemo_bench::writes(n, queries, changes);
         println!("{}", serde_json::to_string(&writes).expect("serialisable"));
     }
 }

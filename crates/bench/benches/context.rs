@@ -1,6 +1,6 @@
 //! Context assembly at scale: `Engine::context` against a plain recall for the same task, on
 //! namespaces of 10k and 100k episodes with host vectors (no embedding; the workload is
-//! `mnemo::bench::context`, which `tools/bench-context` also runs in wasm under Node).
+//! `mnemo_bench::context`, which `tools/bench-context` also runs in wasm under Node).
 //!
 //! `cargo bench --bench context -- [--n 10000,100000] [--queries 200]`
 
@@ -23,7 +23,7 @@ fn main() {
     let t = Instant::now();
     let mut clock = || t.elapsed().as_secs_f64() * 1e3;
     for n in sizes {
-        let report = mnemo::bench::context(n, queries, &mut clock);
+        let report = mnemo_bench::context(n, queries, &mut clock);
         let mut json = serde_json::to_value(&report).expect("serialisable");
         json["runtime"] = "native".into();
         println!("{json}");

@@ -66,7 +66,7 @@ impl EmbeddingCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embed::Polarity;
+    use mnemo::embed::Polarity;
 
     fn emb(x: f32) -> Embedding {
         Embedding { vector: vec![x], polarity: Polarity::Affirmative, tokens: 1, truncated: false }

@@ -4,13 +4,14 @@ use js_sys::{Float32Array, Object, Reflect, Uint32Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 use super::js::js_error;
-use crate::embed::{BertConfig, BertEmbedder, Embedder, Polarity, Role};
+use mnemo::embed::{Embedder, Polarity, Role};
+use mnemo_embed::{BertConfig, BertEmbedder};
 
 fn parse_role(role: &str) -> Result<Role, JsValue> {
     match role {
         "query" => Ok(Role::Query),
         "passage" => Ok(Role::Passage),
-        other => Err(js_error(crate::Error::InvalidInput(format!(
+        other => Err(js_error(mnemo::Error::InvalidInput(format!(
             "unknown role `{other}`: use \"query\" or \"passage\""
         )))),
     }
@@ -56,7 +57,7 @@ impl JsEmbedder {
             Some(Some(k)) if k == "e5" => BertConfig::e5(name),
             Some(Some(k)) if k == "plain" => BertConfig::plain(name),
             Some(other) => {
-                return Err(js_error(crate::Error::InvalidInput(format!(
+                return Err(js_error(mnemo::Error::InvalidInput(format!(
                     "unknown model kind {other:?}: use \"e5\" or \"plain\""
                 ))))
             }
@@ -65,7 +66,7 @@ impl JsEmbedder {
             match get(key).map(|v| v.as_f64()) {
                 None => Ok(None),
                 Some(Some(n)) if n >= 0.0 && n.fract() == 0.0 => Ok(Some(n as usize)),
-                Some(_) => Err(js_error(crate::Error::InvalidInput(format!(
+                Some(_) => Err(js_error(mnemo::Error::InvalidInput(format!(
                     "{key} must be a non-negative integer"
                 )))),
             }
@@ -79,7 +80,7 @@ impl JsEmbedder {
         let on_stage = match get("onStage") {
             None => None,
             Some(f) => Some(f.dyn_into::<js_sys::Function>().map_err(|_| {
-                js_error(crate::Error::InvalidInput("onStage must be a function".into()))
+                js_error(mnemo::Error::InvalidInput("onStage must be a function".into()))
             })?),
         };
         let mut stage = |name: &'static str| {

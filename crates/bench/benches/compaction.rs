@@ -1,5 +1,5 @@
 //! Compaction and consolidation at scale: one nightly run over a year of history (time, work
-//! units, memory, storage ratios; the workload is `mnemo::bench::compaction`, which
+//! units, memory, storage ratios; the workload is `mnemo_bench::compaction`, which
 //! `tools/bench-compaction` also runs in wasm under Node).
 //!
 //! `cargo bench --bench compaction -- [--n 10000,100000]`
@@ -19,7 +19,7 @@ fn main() {
     let t = Instant::now();
     let mut clock = || t.elapsed().as_secs_f64() * 1e3;
     for n in sizes {
-        let report = mnemo::bench::compaction(n, &mut clock);
+        let report = mnemo_bench::compaction(n, &mut clock);
         let mut json = serde_json::to_value(&report).expect("serialisable");
         json["runtime"] = "native".into();
         println!("{json}");

@@ -1,13 +1,13 @@
 //! wasm-bindgen binding for JS hosts (browsers, extensions, Workers, Node).
 //!
-//! Errors become JS `Error`s whose `code` property is [`crate::Error::code`]. The embedder is
+//! Errors become JS `Error`s whose `code` property is [`mnemo::Error::code`]. The embedder is
 //! synchronous and CPU-bound: a page should run it in a Web Worker (see `pkg/`), never on its
 //! main thread.
 
 use js_sys::Reflect;
 use wasm_bindgen::prelude::*;
 
-pub(crate) fn js_error(e: crate::Error) -> JsValue {
+pub(crate) fn js_error(e: mnemo::Error) -> JsValue {
     let err = js_sys::Error::new(&e.to_string());
     let _ = Reflect::set(&err, &"code".into(), &e.code().into());
     err.into()
@@ -18,9 +18,9 @@ pub(crate) fn js_error(e: crate::Error) -> JsValue {
 #[wasm_bindgen(js_name = demoScenario)]
 pub fn demo_scenario(seed: u32, days: u32) -> Result<String, JsValue> {
     if !(1..=365).contains(&days) {
-        return Err(js_error(crate::Error::InvalidInput("a scenario has 1 to 365 days".into())));
+        return Err(js_error(mnemo::Error::InvalidInput("a scenario has 1 to 365 days".into())));
     }
-    serde_json::to_string(&crate::learn::scenario::scenario(u64::from(seed), days))
+    serde_json::to_string(&mnemo::learn::scenario::scenario(u64::from(seed), days))
         .map_err(|e| JsValue::from_str(&e.to_string()))
 }
 
