@@ -247,7 +247,7 @@ impl<S: KvStore> Engine<S> {
     }
 }
 
-/// A query's own scoring, when it names one: `formula` (`balanced`, `seed`, `weighted`,
+/// A query's own scoring, when it names one: `formula` (`balanced`, `plain-decay`, `weighted`,
 /// `lexical` for BM25 alone, `dense` for the cosine alone) and `scoring`, an object of
 /// parameter overrides by [`Scoring::set`] name (`{"recency_floor": 1}`).
 fn scoring(q: &Value, default: &crate::engine::Scoring) -> Result<Option<crate::engine::Scoring>> {
@@ -259,7 +259,7 @@ fn scoring(q: &Value, default: &crate::engine::Scoring) -> Result<Option<crate::
         let name = f.as_str().unwrap_or_default();
         s.formula = crate::engine::Formula::parse(name).ok_or_else(|| {
             Error::InvalidInput(format!(
-                "unknown formula {f}: use balanced, seed, weighted, lexical or dense"
+                "unknown formula {f}: use balanced, plain-decay, weighted, lexical or dense"
             ))
         })?;
     }
