@@ -9,10 +9,11 @@
 //! `catch_unwind`. A panic writes the input to `$TMPDIR/mnemo-fuzz-<target>-<n>.bin` (move it
 //! into the fixture folder to keep it) and fails the test.
 //!
+//! The harness is `crate::testing::fuzz` (feature `testing`), which `mnemo-json` uses for the
+//! JSON facade's entry points too.
+//!
 //! Executions per target: `MNEMO_FUZZ_EXECS` (CI's default: 3,000; the 10-million-per-target
 //! runs recorded in BENCHMARKS.md use `MNEMO_FUZZ_EXECS=10000000`).
-
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::engine::{Config, Engine};
 use crate::index::bm25::Bm25;
@@ -23,89 +24,7 @@ use crate::record::outcome::{
 use crate::record::{Episode, Fact, Observation, Outcome, Rule, Signal, Triple};
 use crate::store::codec::{Reader, Writer};
 use crate::store::MemoryStore;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
-const BOUNDARY: [u8; 8] = [0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff, b'{', b'"'];
-
-fn mutate(rng: &mut Rng, seeds: &[Vec<u8>]) -> Vec<u8> {
-    let mut b = seeds[rng.below(seeds.len())].clone();
-    for _ in 0..1 + rng.below(4) {
-        let len = b.len();
-        match rng.below(7) {
-            0 if len > 0 => {
-                let i = rng.below(len);
-                b[i] ^= 1 << rng.below(8);
-            }
-            1 if len > 0 => {
-                let i = rng.below(len);
-                b[i] = BOUNDARY[rng.below(BOUNDARY.len())];
-            }
-            2 => b.truncate(rng.below(len + 1)),
-            3 => {
-                let i = rng.below(len + 1);
-                b.insert(i, BOUNDARY[rng.below(BOUNDARY.len())]);
-            }
-            4 if len > 4 => {
-                // A length field blown up: four bytes set to a large little-endian number.
-                let i = rng.below(len - 3);
-                b[i..i + 4].copy_from_slice(&(u32::MAX - rng.below(1000) as u32).to_le_bytes());
-            }
-            5 if len > 0 => {
-                let (i, n) = (rng.below(len), 1 + rng.below(16));
-                let chunk: Vec<u8> = b[i..(i + n).min(len)].to_vec();
-                let at = rng.below(len);
-                b.splice(at..at, chunk);
-            }
-            _ => {
-                let other = &seeds[rng.below(seeds.len())];
-                let cut = rng.below(b.len() + 1);
-                let from = rng.below(other.len() + 1);
-                b.truncate(cut);
-                b.extend_from_slice(&other[from..]);
-            }
-        }
-    }
-    b
-}
-
-fn execs() -> usize {
-    std::env::var("MNEMO_FUZZ_EXECS").ok().and_then(|v| v.parse().ok()).unwrap_or(3_000)
-}
-
-/// Runs `target` on the corpus and `execs()` mutations of it; fails on the first panic.
-fn fuzz(name: &str, mut seeds: Vec<Vec<u8>>, target: impl Fn(&[u8])) {
-    let fixtures =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz").join(name);
-    if let Ok(dir) = std::fs::read_dir(&fixtures) {
-        for f in dir.flatten() {
-            seeds.extend(std::fs::read(f.path()).ok());
-        }
-    }
-    let mut rng = Rng(0x0f0f_1234_5678_9abc ^ name.len() as u64);
-    let n = execs();
-    let inputs = seeds.clone().into_iter().chain((0..n).map(|_| mutate(&mut rng, &seeds)));
-    for (i, input) in inputs.enumerate() {
-        if catch_unwind(AssertUnwindSafe(|| target(&input))).is_err() {
-            let path = std::env::temp_dir().join(format!("mnemo-fuzz-{name}-{i}.bin"));
-            let _ = std::fs::write(&path, &input);
-            panic!("{name}: input {i} panicked; saved to {}", path.display());
-        }
-    }
-    eprintln!("fuzz {name}: {} executions, 0 crashes", n + seeds.len());
-}
+use crate::testing::fuzz;
 
 fn episode() -> Episode {
     let mut e = Episode::new("Deploy of web-app failed: stale lockfile", 1_700_000_000_000);
@@ -335,12 +254,12 @@ fn import_files() {
     };
     let file = e.export_encrypted_bytes("ana", "pass", &options).expect("exports");
     fuzz("import", vec![file.clone()], |b| {
-        let _ = crate::engine::export::open("pass", b);
+        let _ = crate::engine::privacy::export::open("pass", b);
     });
     // Past authentication: the plaintext parser on its own.
-    let plain = crate::engine::export::open("pass", &file).expect("opens");
+    let plain = crate::engine::privacy::export::open("pass", &file).expect("opens");
     fuzz("import-plaintext", vec![plain], |b| {
-        let _ = crate::engine::export::parse(b);
+        let _ = crate::engine::privacy::export::parse(b);
     });
 }
 
@@ -363,10 +282,17 @@ fn json_inputs() {
     fuzz("json", seeds, |b| {
         let Ok(s) = std::str::from_utf8(b) else { return };
         let mut e = engine.borrow_mut();
-        let _ = e.remember_json("ana", s, Some(&[0.6, 0.8]));
-        let _ = e.recall_json("ana", s, 1_700_000_000_000, Some(vec![0.6, 0.8]));
-        let _ = e.set_fact_json("ana", s, 1_700_000_000_000);
         let _ = e.signal_json("ana", s);
-        let _ = e.request_erasure_json("ana", s, 1);
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(s) {
+            if let Ok(ep) = crate::record::json::episode_from_json(&v) {
+                let _ = e.remember("ana", ep, Some(&[0.6, 0.8]));
+            }
+            if let Ok(f) = crate::engine::FactInput::from_json(&v) {
+                let _ = e.write_fact("ana", &f, 1_700_000_000_000);
+            }
+            if let Ok(what) = crate::engine::Erasure::from_json(&v) {
+                let _ = e.request_erasure("ana", &what, 1);
+            }
+        }
     });
 }

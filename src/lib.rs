@@ -9,6 +9,7 @@
 
 pub mod compact;
 pub mod context;
+pub mod demo;
 pub mod embed;
 pub mod engine;
 pub mod error;
@@ -16,6 +17,8 @@ pub mod index;
 pub mod learn;
 pub mod record;
 pub mod store;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod time;
 pub mod trust;
 

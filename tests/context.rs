@@ -398,9 +398,9 @@ fn the_token_estimate_is_close_to_a_real_bpe() {
 /// is already a rule; the one she marks wrong never comes back.
 #[test]
 fn the_mail_agent_scenario_end_to_end() {
+    use mnemo::demo::scenario::{scenario, NAMESPACE};
+    use mnemo::demo::trace::expected;
     use mnemo::learn::pattern::Pattern;
-    use mnemo::learn::scenario::{scenario, NAMESPACE};
-    use mnemo::learn::trace::expected;
     use mnemo::record::ObservationStatus;
     use mnemo_embed::{BertConfig, BertEmbedder};
     use std::collections::BTreeSet;

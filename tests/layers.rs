@@ -5,8 +5,8 @@
 //!   `mod` declarations and the re-exports themselves are not imports. The files and their
 //!   imports form a graph that must have no cycle.
 //! - **No import from a lower layer into a higher one.** The layers, lowest first: `error`;
-//!   `time`, `trust`, `store`; `record`; `index`, `learn`, `compact`, `context`, `embed` and the
-//!   embedder crate; `engine`; `demo` and the benchmark workloads; the JSON facade; the
+//!   `time`, `trust`, `store`, `embed` (the `Embedder` trait and its types); `record`; `index`,
+//!   `learn`, `compact`, `context` and the embedder crate; `engine`; `demo` and the benchmark workloads; the JSON facade; the
 //!   bindings, the CLI and the wasmtime host. A file may import from its own layer (other
 //!   files, no circle) and from any lower one.
 //! - **No file longer than [`MAX_LINES`].**
@@ -41,13 +41,16 @@ fn layer(krate: &str, module: &[String]) -> u32 {
         "mnemo" => match module.first().map(String::as_str) {
             None => 0, // lib.rs: declarations and re-exports only
             Some("error") => 0,
-            Some("time" | "trust" | "store") => 1,
+            // the Embedder trait, its vector and polarity types: the engine's vocabulary
+            Some("time" | "trust" | "store" | "embed") => 1,
             Some("record") => 2,
-            Some("index" | "learn" | "compact" | "context" | "embed") => 3,
+            Some("index" | "learn" | "compact" | "context") => 3,
             Some("engine") => 4,
             Some("demo") => 5,
             Some("fuzz") => 5, // unit tests over the whole engine
-            Some(other) => panic!("src/{other}: a top-level module with no layer; add it to layer()"),
+            Some(other) => {
+                panic!("src/{other}: a top-level module with no layer; add it to layer()")
+            }
         },
         "mnemo_embed" => 3,
         "mnemo_bench" => 5,
@@ -70,6 +73,11 @@ struct Module {
     glob_reexports: Vec<Vec<String>>,
     /// Private `use` trees: (the path named, the name bound or `*`).
     uses: Vec<(Vec<String>, String)>,
+    /// Paths named inline (not in a `use`) that start inside the workspace.
+    paths: Vec<Vec<String>>,
+    /// Items a macro generates here (`wit_bindgen::generate!`, …): a name found nowhere else
+    /// may be one of them.
+    generated: bool,
     parent: Option<usize>,
     krate: usize,
     path: Vec<String>,
@@ -134,9 +142,13 @@ fn path_attr(attrs: &[syn::Attribute]) -> Option<String> {
     })
 }
 
-/// Collects `use` items inside function bodies and blocks (the visitor stops at nested modules,
-/// which are modules of their own).
-struct InnerUses<'a>(&'a mut Vec<(Vec<String>, String)>);
+/// Collects, inside one item, the `use` items of its function bodies and blocks and the paths
+/// it names inline (`crate::learn::Learn`, `super::fuse::count(..)`): both are imports of what
+/// they name. The visitor stops at nested modules, which are modules of their own.
+struct InnerUses<'a> {
+    uses: &'a mut Vec<(Vec<String>, String)>,
+    paths: &'a mut Vec<Vec<String>>,
+}
 
 impl<'ast> Visit<'ast> for InnerUses<'_> {
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
@@ -144,9 +156,22 @@ impl<'ast> Visit<'ast> for InnerUses<'_> {
         if u.leading_colon.is_some() {
             prefix.push(String::new());
         }
-        flatten(&u.tree, &mut prefix, self.0);
+        flatten(&u.tree, &mut prefix, self.uses);
     }
     fn visit_item_mod(&mut self, _: &'ast syn::ItemMod) {}
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        let first = segs.first().map(String::as_str).unwrap_or("");
+        let workspace = CRATES.iter().any(|(c, _)| *c == first);
+        if segs.len() > 1 && (matches!(first, "crate" | "super" | "self") || workspace) {
+            let mut full = segs;
+            if p.leading_colon.is_some() {
+                full.insert(0, String::new());
+            }
+            self.paths.push(full);
+        }
+        syn::visit::visit_path(self, p);
+    }
 }
 
 impl Tree {
@@ -165,7 +190,13 @@ impl Tree {
         t
     }
 
-    fn add(&mut self, krate: usize, parent: Option<usize>, path: Vec<String>, file: PathBuf) -> usize {
+    fn add(
+        &mut self,
+        krate: usize,
+        parent: Option<usize>,
+        path: Vec<String>,
+        file: PathBuf,
+    ) -> usize {
         self.modules.push(Module { file, parent, krate, path, ..Module::default() });
         self.modules.len() - 1
     }
@@ -212,13 +243,21 @@ impl Tree {
                                 Some(p) => dir.join(p),
                                 None => {
                                     let flat = dir.join(format!("{name}.rs"));
-                                    if flat.exists() { flat } else { dir.join(&name).join("mod.rs") }
+                                    if flat.exists() {
+                                        flat
+                                    } else {
+                                        dir.join(&name).join("mod.rs")
+                                    }
                                 }
                             };
                             let ast = parse(&file);
                             let c = self.add(krate, Some(id), path, file.clone());
                             let is_mod_rs = file.file_name().is_some_and(|f| f == "mod.rs");
-                            let sub = if is_mod_rs { file.parent().unwrap().to_path_buf() } else { dir.join(&name) };
+                            let sub = if is_mod_rs {
+                                file.parent().unwrap().to_path_buf()
+                            } else {
+                                dir.join(&name)
+                            };
                             self.fill(c, &ast.items, sub);
                             c
                         }
@@ -228,12 +267,7 @@ impl Tree {
                 }
                 syn::Item::Struct(s) => (&s.vis, s.ident.to_string()),
                 syn::Item::Enum(e) => (&e.vis, e.ident.to_string()),
-                syn::Item::Fn(f) => {
-                    let mut inner = Vec::new();
-                    InnerUses(&mut inner).visit_block(&f.block);
-                    self.modules[id].uses.extend(inner);
-                    (&f.vis, f.sig.ident.to_string())
-                }
+                syn::Item::Fn(f) => (&f.vis, f.sig.ident.to_string()),
                 syn::Item::Trait(t) => (&t.vis, t.ident.to_string()),
                 syn::Item::Type(t) => (&t.vis, t.ident.to_string()),
                 syn::Item::Const(c) => (&c.vis, c.ident.to_string()),
@@ -241,19 +275,28 @@ impl Tree {
                 syn::Item::Union(u) => (&u.vis, u.ident.to_string()),
                 syn::Item::Macro(m) => match &m.ident {
                     Some(i) => (&syn::Visibility::Inherited, i.to_string()),
-                    None => continue,
+                    None => {
+                        self.modules[id].generated = true;
+                        continue;
+                    }
                 },
-                syn::Item::Impl(i) => {
-                    let mut inner = Vec::new();
-                    InnerUses(&mut inner).visit_item_impl(i);
-                    self.modules[id].uses.extend(inner);
+                _ => {
+                    self.inner(id, item);
                     continue;
                 }
-                _ => continue,
             };
+            self.inner(id, item);
             let _ = vis;
             self.modules[id].items.insert(name);
         }
+    }
+
+    /// The uses in an item's bodies and the paths it names inline.
+    fn inner(&mut self, id: usize, item: &syn::Item) {
+        let (mut uses, mut paths) = (Vec::new(), Vec::new());
+        InnerUses { uses: &mut uses, paths: &mut paths }.visit_item(item);
+        self.modules[id].uses.extend(uses);
+        self.modules[id].paths.extend(paths);
     }
 
     /// Where a path used in module `at` starts: a module, and the segments left.
@@ -309,6 +352,14 @@ impl Tree {
                 full.extend_from_slice(&rest[i + 1..]);
                 return self.resolve(m, &full, depth + 1);
             }
+            if let Some((target, _)) =
+                module.uses.iter().find(|(p, n)| n == seg && p.last() != Some(&"*".to_string()))
+            {
+                // a name this module imported privately, which its child modules may name
+                let mut full = target.clone();
+                full.extend_from_slice(&rest[i + 1..]);
+                return self.resolve(m, &full, depth + 1);
+            }
             for g in &module.glob_reexports {
                 let mut full = g.clone();
                 full.extend_from_slice(&rest[i..]);
@@ -316,11 +367,18 @@ impl Tree {
                     return Ok(Some(f));
                 }
             }
+            if module.generated {
+                return Ok(None);
+            }
             return Err(format!(
                 "{}: `{}` names nothing in {}",
                 module.file.display(),
                 seg,
-                if module.path.is_empty() { "the crate root".into() } else { module.path.join("::") }
+                if module.path.is_empty() {
+                    "the crate root".into()
+                } else {
+                    module.path.join("::")
+                }
             ));
         }
         Ok(Some(self.modules[m].file.clone()))
@@ -398,6 +456,7 @@ fn no_circles_no_upward_imports_no_long_files() {
     let tree = Tree::load();
     let mut graph: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
     let mut layer_of: HashMap<PathBuf, u32> = HashMap::new();
+    let mut why: HashMap<(PathBuf, PathBuf), String> = HashMap::new();
     let mut problems = Vec::new();
     for (id, m) in tree.modules.iter().enumerate() {
         let krate = CRATES[m.krate].0;
@@ -405,9 +464,11 @@ fn no_circles_no_upward_imports_no_long_files() {
         // an inline module counts as its file's module
         layer_of.entry(m.file.clone()).or_insert(l);
         graph.entry(m.file.clone()).or_default();
-        for (path, _) in &m.uses {
+        let named = m.uses.iter().map(|(p, _)| p).chain(&m.paths);
+        for path in named {
             match tree.resolve(id, path, 0) {
                 Ok(Some(to)) if to != m.file => {
+                    why.entry((m.file.clone(), to.clone())).or_insert_with(|| path.join("::"));
                     graph.get_mut(&m.file).unwrap().insert(to);
                 }
                 Ok(_) => {}
@@ -429,12 +490,20 @@ fn no_circles_no_upward_imports_no_long_files() {
     }
     for c in cycles(&graph) {
         let names: Vec<String> = c.iter().map(|p| rel(p)).collect();
-        problems.push(format!("import circle between {}", names.join(", ")));
+        let mut edges = Vec::new();
+        for from in &c {
+            for to in graph[from].iter().filter(|t| c.contains(t)) {
+                let via = &why[&(from.clone(), to.clone())];
+                edges.push(format!("    {} → {} ({via})", rel(from), rel(to)));
+            }
+        }
+        problems.push(format!("import circle between {}:\n{}", names.join(", "), edges.join("\n")));
     }
     for file in graph.keys() {
         let lines = std::fs::read_to_string(file).unwrap().lines().count();
         if lines > MAX_LINES {
-            problems.push(format!("{} has {lines} lines (at most {MAX_LINES}): split it", rel(file)));
+            problems
+                .push(format!("{} has {lines} lines (at most {MAX_LINES}): split it", rel(file)));
         }
     }
     assert!(graph.len() > 100, "only {} files found: is the walk broken?", graph.len());

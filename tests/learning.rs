@@ -7,8 +7,8 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::hash_embed::HashEmbedder;
+use mnemo::demo::trace::{expected, trace};
 use mnemo::learn::pattern::Pattern;
-use mnemo::learn::trace::{expected, trace};
 use mnemo::record::{Episode, Outcome, RuleStatus, Status};
 use mnemo::store::{KvStore, MemoryStore};
 use mnemo::time::{parse_iso8601, DAY};
@@ -227,7 +227,7 @@ fn outcome_tracking_flags_a_planted_harmful_episode_and_nothing_in_a_control() {
         mnemo::Remembered::Stored { id, .. } => id,
         _ => unreachable!(),
     };
-    let mut rng = mnemo::learn::trace::Rng::new(7);
+    let mut rng = mnemo::demo::trace::Rng::new(7);
     let mut failures_with_poison = 0;
     for i in 0..60 {
         let topic = topics[rng.below(4) as usize];
@@ -475,7 +475,8 @@ fn a_wider_rule_absorbs_the_narrower_ones_and_gives_them_back_when_it_goes() {
     let err = e.set_rule_status(NS, long, RuleStatus::Superseded, later).unwrap_err();
     assert_eq!(err.code(), "INVALID_INPUT");
     // The JSON surface shows who absorbed whom.
-    let json: serde_json::Value = serde_json::from_str(&e.rules_json(NS, &[]).unwrap()).unwrap();
+    let rules = mnemo_json::Json(&e).rules(NS, &[]).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&rules).unwrap();
     assert!(json.as_array().unwrap().iter().all(|r| r.get("supersededBy").is_some()));
 }
 

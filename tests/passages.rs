@@ -137,7 +137,7 @@ fn a_long_memory_is_found_by_its_tail_and_keeps_its_passages() {
     assert_eq!(e.snapshot("u").map(|b| b > 0).ok(), Some(true));
     let mut e = engine(e.into_store());
     e.load("u").unwrap();
-    let opened = e.opened_json("u").unwrap();
+    let opened = mnemo_json::Json(&e).opened("u").unwrap();
     assert!(opened.contains("\"snapshot\""), "{opened}");
     assert_eq!(check(&mut e, "restored from the snapshot"), first);
 
@@ -191,11 +191,14 @@ fn host_made_passages_go_through_the_json_surface() {
             {"start": 24, "end": text.len(), "vector": [0.0, 1.0, 0.0]},
         ],
     });
-    let out = e.remember_json("u", &good.to_string(), Some(&[0.7, 0.7, 0.1])).unwrap();
+    let out =
+        mnemo_json::Json(&mut e).remember("u", &good.to_string(), Some(&[0.7, 0.7, 0.1])).unwrap();
     assert!(out.contains("\"stored\":true"), "{out}");
     let q = serde_json::json!({"text": "certificates", "k": 1, "touch": false, "formula": "dense"});
     let r: serde_json::Value = serde_json::from_str(
-        &e.recall_json("u", &q.to_string(), NOW, Some(vec![0.0, 1.0, 0.0])).unwrap(),
+        &mnemo_json::Json(&mut e)
+            .recall("u", &q.to_string(), NOW, Some(vec![0.0, 1.0, 0.0]))
+            .unwrap(),
     )
     .unwrap();
     let x = &r["hits"][0]["explanation"];
@@ -215,14 +218,21 @@ fn host_made_passages_go_through_the_json_surface() {
     ];
     for (passages, why) in bad {
         let ep = serde_json::json!({"text": text, "createdAt": NOW, "passages": passages});
-        let err = e.remember_json("u", &ep.to_string(), Some(&[0.7, 0.7, 0.1])).unwrap_err();
+        let err = mnemo_json::Json(&mut e)
+            .remember("u", &ep.to_string(), Some(&[0.7, 0.7, 0.1]))
+            .unwrap_err();
         assert_eq!(err.code(), "INVALID_INPUT");
         assert!(err.to_string().contains(why), "{err} lacks {why:?}");
     }
     let ep = serde_json::json!({"text": text, "createdAt": NOW, "passages": []});
-    assert!(e.remember_json("u", &ep.to_string(), None).is_err(), "passages need the whole vector");
+    assert!(
+        mnemo_json::Json(&mut e).remember("u", &ep.to_string(), None).is_err(),
+        "passages need the whole vector"
+    );
     let all = serde_json::json!({"text": "x", "k": 10, "touch": false, "formula": "dense"});
-    let r = e.recall_json("u", &all.to_string(), NOW, Some(vec![1.0, 0.0, 0.0])).unwrap();
+    let r = mnemo_json::Json(&mut e)
+        .recall("u", &all.to_string(), NOW, Some(vec![1.0, 0.0, 0.0]))
+        .unwrap();
     let r: serde_json::Value = serde_json::from_str(&r).unwrap();
     assert_eq!(r["hits"].as_array().unwrap().len(), 1, "nothing refused was stored");
 }

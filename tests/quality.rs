@@ -192,7 +192,7 @@ fn formulas() -> Vec<(String, Scoring)> {
     }
     vec![
         ("balanced (default)", d.clone()),
-        ("seed: fused x exp decay", Scoring { formula: Formula::Seed, ..d.clone() }),
+        ("plain decay: fused x exp decay", Scoring { formula: Formula::PlainDecay, ..d.clone() }),
         ("weighted 0.55/0.25/0.20", Scoring { formula: Formula::Weighted, ..d.clone() }),
         (
             "cosine only",

@@ -6,15 +6,15 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::time::Instant;
 
-use mnemo_tool::jsonl::{read_jsonl, Line};
 use mnemo::embed::passages;
 use mnemo::store::MemoryStore;
 use mnemo::{Embedder, Role};
 use mnemo_embed::{BertConfig, BertEmbedder};
+use mnemo_tool::jsonl::{read_jsonl, Line};
 use serde_json::{json, Value};
 
-use mnemo_tool::args;
 use crate::Opts;
+use mnemo_tool::args;
 
 fn embed(e: &mut BertEmbedder, lines: &[Line], role: Role) -> Result<Vec<Vec<f32>>, String> {
     let mut out = Vec::with_capacity(lines.len());

@@ -13,12 +13,12 @@ mod sqlite;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mnemo_tool::args::{self, Command, Globals};
-use mnemo_tool::{learn, privacy};
 use clap::{Args, Parser};
 use mnemo::store::file::FileStore;
 use mnemo::store::KvStore;
 use mnemo_embed::{BertConfig, BertEmbedder};
+use mnemo_tool::args::{self, Command, Globals};
+use mnemo_tool::{learn, privacy};
 use runtime::Memory;
 use serde_json::{json, Value};
 

@@ -189,8 +189,8 @@ export interface Query {
   timeExpressions?: boolean;
   /** Also search cold records: compacted sources and episodes a rule represents (default false). */
   includeCold?: boolean;
-  /** Rank with another formula: "balanced" (default), "seed", "weighted", "lexical" (BM25 alone), "dense" (cosine alone). */
-  formula?: "balanced" | "seed" | "weighted" | "lexical" | "dense";
+  /** Rank with another formula: "balanced" (default), "plain-decay" (cosine-and-BM25 fusion × exp(−λ·days), no floor; "seed" is its former name), "weighted", "lexical" (BM25 alone), "dense" (cosine alone). */
+  formula?: "balanced" | "plain-decay" | "seed" | "weighted" | "lexical" | "dense";
   /** Scoring overrides by name, e.g. { recency_floor: 1, context_weight: 0 } (see Scoring::set). */
   scoring?: Record<string, number | boolean>;
 }

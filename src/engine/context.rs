@@ -39,7 +39,7 @@
 
 use std::collections::BTreeSet;
 
-use super::recall::Query;
+use super::retrieve::recall::Query;
 use super::Engine;
 use crate::context::assemble::{Item, Section, Withheld};
 use crate::context::working::{conversation, Message};
@@ -453,7 +453,7 @@ impl<S: KvStore> Engine<S> {
     fn episode_section(
         &mut self,
         ns: &Namespace,
-        hits: &[super::recall::Hit],
+        hits: &[super::retrieve::recall::Hit],
         recent: bool,
         budget: &Budget,
         now: i64,

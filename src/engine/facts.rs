@@ -72,6 +72,24 @@ impl FactInput {
     pub fn effective_source(&self) -> Source {
         self.source.min(self.origin.max_source())
     }
+
+    /// A fact from JSON: `{key, value, source?, origin?, confidence?, policy?, ttlMs?}`
+    /// (unlabelled input is source `implicit`, origin `unknown`, policy `auto-inject`,
+    /// confidence 1).
+    pub fn from_json(f: &serde_json::Value) -> Result<Self> {
+        let str_of = |name: &str| f.get(name).and_then(serde_json::Value::as_str);
+        let need = |name: &str| {
+            str_of(name).ok_or_else(|| Error::InvalidInput(format!("a fact needs a \"{name}\"")))
+        };
+        let mut input = FactInput::new(need("key")?, need("value")?);
+        input.source = str_of("source").unwrap_or("implicit").parse()?;
+        input.origin = str_of("origin").unwrap_or("unknown").parse()?;
+        input.policy = str_of("policy").unwrap_or("auto-inject").parse()?;
+        input.confidence =
+            f.get("confidence").and_then(serde_json::Value::as_f64).unwrap_or(1.0) as f32;
+        input.ttl_ms = f.get("ttlMs").and_then(serde_json::Value::as_i64);
+        Ok(input)
+    }
 }
 
 fn check_key(what: &str, key: &str) -> Result<()> {

@@ -90,7 +90,7 @@ impl<S: KvStore> Engine<S> {
     /// (the load then says why and rebuilds), or when `ns` is loaded already.
     pub fn load_parts(&mut self, ns: &str) -> Result<Vec<Vec<u8>>> {
         let ns = Namespace::new(ns)?;
-        if self.spaces.contains_key(ns.as_str()) {
+        if self.namespaces.contains_key(ns.as_str()) {
             return Ok(Vec::new());
         }
         let (next_id, model) = match self.store.get(&ns.key(Table::Meta, b"space"))? {

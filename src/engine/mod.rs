@@ -7,57 +7,46 @@
 //! A namespace is loaded on first use: its episodes and vectors are read with paged scans and
 //! the BM25 and vector indexes rebuilt from them (they are derived state).
 
-mod access;
-mod cold;
 mod compaction;
-mod consolidation;
+mod config;
 mod context;
-mod correct;
 mod episodes;
-mod erase;
-mod erase_derived;
-pub(crate) mod export;
 mod facts;
-mod feedback;
 mod index_keys;
-pub mod json;
-pub mod json_context;
-pub mod json_learn;
-pub mod json_privacy;
 mod lazy;
-mod merge;
-mod nightly;
-mod observe;
-mod outcomes;
+pub(crate) mod learning;
+mod namespace;
+#[cfg(test)]
+mod namespace_tests;
 pub(crate) mod persist;
 pub mod policy;
-mod recall;
+pub(crate) mod privacy;
 mod repair;
+pub(crate) mod retrieve;
 mod rules;
-mod scenario;
-pub mod score;
-mod signals;
-mod space;
 mod stats;
 mod working;
 
 pub use compaction::Compacted;
-pub use consolidation::Consolidation;
+pub use config::Config;
 pub use context::{Context, ContextRequest, Disclosure, Tokens, ToolCall};
-pub use correct::Correction;
-pub use erase::{Erasure, Layer, Receipt, Verification};
-pub use export::{ExportOptions, Moved};
 pub use facts::{FactInput, FactWrite};
-pub use feedback::{Feedback, Promoted};
-pub use nightly::{Nightly, NightlyStep, STEP_ORDER as NIGHTLY_STEPS};
-pub use observe::{ObservationHit, Observed};
-pub use outcomes::{EntryReport, OutcomeReport, Verdict};
+pub use learning::feedback::Feedback;
+pub use learning::nightly::{Nightly, NightlyStep, STEP_ORDER as NIGHTLY_STEPS};
+pub use learning::observe::{ObservationHit, Observed};
+pub use learning::outcomes::{EntryReport, OutcomeReport, Verdict};
+pub use learning::promotion::Promoted;
+pub use learning::settings::{Consolidation, Learning};
+pub use namespace::Quarantined;
 pub use persist::snapshot::Opened;
 pub use policy::{Decision, SecretAction, WritePolicy};
-pub use recall::{Filter, Hit, Query, Recall};
-pub use scenario::Replayed;
-pub use score::{Decay, Explanation, Formula, MatchedPassage, Scoring};
-pub use space::Quarantined;
+pub use privacy::correct::Correction;
+pub use privacy::erase::{Erasure, Layer, Receipt, Verification};
+pub use privacy::export::{ExportOptions, Moved};
+pub use retrieve::filter::Filter;
+pub use retrieve::recall::{Hit, Query, Recall};
+pub use retrieve::score;
+pub use retrieve::score::{Decay, Explanation, Formula, MatchedPassage, Scoring};
 pub use stats::{Stats, Statuses, Tiers};
 
 use std::collections::HashMap;
@@ -69,83 +58,12 @@ use crate::index::vectors::VectorConfig;
 use crate::record::episode::encode_vectors;
 use crate::record::{Episode, Status};
 use crate::store::{Batch, KvStore, Namespace, Table};
+use namespace::LoadedNamespace;
 use persist::snapshot::{self, Feed};
-use space::Space;
-
-/// Engine settings.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// Model id of host-supplied vectors when no embedder is attached.
-    pub vector_model: String,
-    /// Their dimension.
-    pub dim: usize,
-    /// Write-time policy.
-    pub policy: WritePolicy,
-    /// Default scoring.
-    pub scoring: Scoring,
-    /// Vector index tuning.
-    pub vectors: VectorConfig,
-    /// Facts below this confidence are held back unless asked for.
-    pub min_fact_confidence: f32,
-    /// `maintain` snapshots a namespace once this many episodes were added or changed since
-    /// its last snapshot (a cold open replays those from their records); `usize::MAX` leaves
-    /// snapshots to explicit [`Engine::snapshot`] calls.
-    pub snapshot_after: usize,
-    /// Largest snapshot chunk (bytes per stored value; Durable Object storage takes 128 KiB).
-    pub snapshot_chunk: usize,
-    /// The learning loop's settings.
-    pub learning: Learning,
-    /// Compaction thresholds (weekly and monthly tiers).
-    pub compaction: crate::compact::Compaction,
-    /// Consolidation thresholds (lesson clusters, recurrence trigger).
-    pub consolidation: Consolidation,
-}
-
-/// Settings of the learning loop (signals → observations → rules, outcome tracking).
-#[derive(Debug, Clone)]
-pub struct Learning {
-    /// Keep a signal's `before`/`after` texts besides their edit features (default false:
-    /// only the features are stored).
-    pub keep_signal_texts: bool,
-    /// Days of signals the detector reads (30).
-    pub window_days: i64,
-    /// New observations per run at most (3).
-    pub max_new: usize,
-    /// How long an observation waits without a rejection before promotion (48 h, in ms).
-    /// An explicit "right" from the user waives the wait.
-    pub promote_wait_ms: i64,
-    /// Cosine at or above which two observations of one behaviour are the same (0.85, i.e.
-    /// cosine distance below 0.15).
-    pub duplicate_cosine: f32,
-    /// Decay of observations in recall, per day (0.02, a ~35-day half-life).
-    pub observation_lambda: f32,
-    /// Factor recall applies to an episode outcome tracking found harmful (0.5).
-    pub harmful_weight: f32,
-    /// Standard deviations of the Wilson bound outcome tracking uses (2.576: 99 %).
-    pub outcome_z: f64,
-    /// Outcomes an entry needs before it is judged (5).
-    pub min_outcomes: u32,
-}
-
-impl Default for Learning {
-    fn default() -> Self {
-        Self {
-            keep_signal_texts: false,
-            window_days: 30,
-            max_new: 3,
-            promote_wait_ms: 48 * 3_600_000,
-            duplicate_cosine: 0.85,
-            observation_lambda: 0.02,
-            harmful_weight: 0.5,
-            outcome_z: 2.576,
-            min_outcomes: 5,
-        }
-    }
-}
 
 fn write_snapshot(
     store: &mut impl KvStore,
-    space: &mut Space,
+    space: &mut LoadedNamespace,
     ns: &Namespace,
     config: &Config,
     stale: Vec<Vec<u8>>,
@@ -177,7 +95,11 @@ fn write_snapshot(
 
 /// The keys of an unusable or older snapshot a first snapshot of `space` must delete (read
 /// before anything changes: `engine::lazy`).
-fn stale_keys(store: &impl KvStore, space: &Space, ns: &Namespace) -> Result<Vec<Vec<u8>>> {
+fn stale_keys(
+    store: &impl KvStore,
+    space: &LoadedNamespace,
+    ns: &Namespace,
+) -> Result<Vec<Vec<u8>>> {
     if space.snap.is_first() {
         let snap = &space.snap;
         let keep = snap.pending.iter().map(|p| p.id).chain(snap.parts.iter().map(|p| p.id));
@@ -239,7 +161,7 @@ fn progress_due(vectors: &crate::index::vectors::VectorIndex, budget: u64) -> bo
         && vectors.progress_resumable()
 }
 
-fn snapshot_due(space: &Space, config: &Config) -> bool {
+fn snapshot_due(space: &LoadedNamespace, config: &Config) -> bool {
     let pending = space.pending();
     (pending > 0 && pending >= config.snapshot_after as u64)
         || space.snap.lacks_segment(&space.vectors.segment_serials())
@@ -288,7 +210,7 @@ pub struct Engine<S: KvStore> {
     config: Config,
     embedder: Option<Box<dyn Embedder>>,
     llm: Option<Box<dyn crate::learn::phrasing::Llm>>,
-    spaces: HashMap<String, Space>,
+    namespaces: HashMap<String, LoadedNamespace>,
     /// The host's tokenizer (the estimate when `None`).
     tokens: Option<Box<dyn crate::context::TokenCounter>>,
     /// Running tasks' working memories, by namespace and task id (in process only).
@@ -310,7 +232,7 @@ impl<S: KvStore> Engine<S> {
             config,
             embedder: None,
             llm: None,
-            spaces: HashMap::new(),
+            namespaces: HashMap::new(),
             tokens: None,
             tasks: HashMap::new(),
             references: Default::default(),
@@ -372,7 +294,7 @@ impl<S: KvStore> Engine<S> {
 
     /// Drops namespace `ns`'s loaded state; the next use reloads it from the store.
     pub fn unload(&mut self, ns: &str) {
-        self.spaces.remove(ns);
+        self.namespaces.remove(ns);
         self.feeds.remove(ns);
     }
 
@@ -381,12 +303,12 @@ impl<S: KvStore> Engine<S> {
         self.store
     }
 
-    fn space(&mut self, ns: &Namespace) -> Result<&mut Space> {
-        if !self.spaces.contains_key(ns.as_str()) {
+    fn space(&mut self, ns: &Namespace) -> Result<&mut LoadedNamespace> {
+        if !self.namespaces.contains_key(ns.as_str()) {
             self.finish_vacuum()?;
             let fed = self.feeds.remove(ns.as_str());
             let failed = fed.as_ref().and_then(|f| f.failure().map(str::to_string));
-            let space = match Space::load(&self.store, ns, &self.config, fed) {
+            let space = match LoadedNamespace::load(&self.store, ns, &self.config, fed) {
                 Ok(space) => space,
                 Err(e) => {
                     // The load runs again once the host has what it needed: a snapshot known
@@ -397,9 +319,9 @@ impl<S: KvStore> Engine<S> {
                     return Err(e);
                 }
             };
-            self.spaces.insert(ns.as_str().to_string(), space);
+            self.namespaces.insert(ns.as_str().to_string(), space);
         }
-        Ok(self.spaces.get_mut(ns.as_str()).expect("inserted above"))
+        Ok(self.namespaces.get_mut(ns.as_str()).expect("inserted above"))
     }
 
     /// Loads a namespace's indexes now (otherwise done on first use); returns its episode count.
@@ -501,12 +423,12 @@ impl<S: KvStore> Engine<S> {
         let model = self.config.vector_model.clone();
         let space = self.space(&ns)?;
         space.check_model(&model)?;
-        if space.next_id >= space::MAX_ID {
+        if space.next_id >= namespace::MAX_ID {
             return Err(Error::InvalidInput(format!(
                 "namespace {} has used all {} episode ids: export it and import it into a new \
                  namespace",
                 ns.as_str(),
-                space::MAX_ID - 1
+                namespace::MAX_ID - 1
             )));
         }
         episode.id = space.next_id;
@@ -521,18 +443,16 @@ impl<S: KvStore> Engine<S> {
             persist::meta::encode_meta(space.next_id + 1, &model),
         );
         self.store.write(&batch)?;
-        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
         space.model = model;
         space.exists = true;
         space.next_id += 1;
         let id = episode.id;
-        let topic = consolidation::situation_key(&episode)
-            .filter(|_| compaction::is_lesson(&episode))
-            .filter(|k| {
-                let n = space.recurrence.entry(k.clone()).or_insert(0);
-                *n += 1;
-                *n >= self.config.consolidation.recurrence
-            });
+        let topic = episode.situation_key().filter(|_| episode.holds_lesson()).filter(|k| {
+            let n = space.recurrence.entry(k.clone()).or_insert(0);
+            *n += 1;
+            *n >= self.config.consolidation.recurrence
+        });
         let at = episode.created_at;
         space.index_vectors(episode, &v);
         if let Some(key) = topic {
@@ -551,7 +471,7 @@ impl<S: KvStore> Engine<S> {
         self.space(&nsc)?.fold_usage(&nsc, &mut batch, true);
         let e = self.stage_status(&nsc, id, status, &mut batch)?;
         self.store.write(&batch)?;
-        self.spaces.get_mut(nsc.as_str()).expect("loaded by stage_status").folded();
+        self.namespaces.get_mut(nsc.as_str()).expect("loaded by stage_status").folded();
         self.apply_status(&nsc, e);
         Ok(())
     }
@@ -568,7 +488,7 @@ impl<S: KvStore> Engine<S> {
         batch: &mut Batch,
     ) -> Result<(Episode, Option<TextVectors>)> {
         self.space(ns)?;
-        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
         let mut e =
             space.episodes.get(id)?.map(|e| e.into_owned()).ok_or_else(|| {
                 Error::NotFound(format!("episode {id} in namespace {}", ns.as_str()))
@@ -585,7 +505,7 @@ impl<S: KvStore> Engine<S> {
     /// Updates the indexes after a stored [`Engine::stage_status`].
     fn apply_status(&mut self, ns: &Namespace, (e, vector): (Episode, Option<TextVectors>)) {
         let id = e.id;
-        let space = self.spaces.get_mut(ns.as_str()).expect("loaded by stage_status");
+        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded by stage_status");
         space.mark_dirty(id);
         match vector {
             Some(v) => {
@@ -646,8 +566,8 @@ impl<S: KvStore> Engine<S> {
         let budget = budget.unwrap_or(u64::MAX);
         // Every read first: a host that keeps snapshots in its own storage may have to hand
         // them over and run this call again, which is only safe while nothing is written.
-        let mut stale = Vec::with_capacity(self.spaces.len());
-        for (name, space) in &self.spaces {
+        let mut stale = Vec::with_capacity(self.namespaces.len());
+        for (name, space) in &self.namespaces {
             let may_snapshot = snapshot_due(space, &self.config) || space.vectors.has_work(force);
             stale.push(if may_snapshot {
                 stale_keys(&self.store, space, &Namespace::new(name)?)?
@@ -656,12 +576,12 @@ impl<S: KvStore> Engine<S> {
             });
         }
         // New parts are numbered past the stale chunks the first snapshot deletes.
-        for ((name, space), stale) in self.spaces.iter_mut().zip(&stale) {
+        for ((name, space), stale) in self.namespaces.iter_mut().zip(&stale) {
             let past = snapshot::past_part_ids(&Namespace::new(name)?, stale);
             space.snap.next_part = space.snap.next_part.max(past);
         }
         let mut total = Maintenance { done: true, ..Maintenance::default() };
-        for space in self.spaces.values_mut() {
+        for space in self.namespaces.values_mut() {
             let building = space.vectors.building();
             if space.snap.store_progress != building {
                 space.snap.store_progress = None; // the build it was asked for is over
@@ -695,7 +615,7 @@ impl<S: KvStore> Engine<S> {
             total.work += r.work;
             total.done &= r.done;
         }
-        for ((name, space), stale) in self.spaces.iter_mut().zip(stale) {
+        for ((name, space), stale) in self.namespaces.iter_mut().zip(stale) {
             let building = space.vectors.building();
             let progress = budget != u64::MAX && space.snap.storing_progress(building);
             if !snapshot_due(space, &self.config) && !progress {
@@ -754,19 +674,19 @@ impl<S: KvStore> Engine<S> {
     pub fn snapshot(&mut self, ns: &str) -> Result<usize> {
         let ns = Namespace::new(ns)?;
         self.space(&ns)?;
-        let stale = stale_keys(&self.store, &self.spaces[ns.as_str()], &ns)?;
-        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        let stale = stale_keys(&self.store, &self.namespaces[ns.as_str()], &ns)?;
+        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
         write_snapshot(&mut self.store, space, &ns, &self.config, stale)
     }
 
     /// How namespace `ns` was opened (`None` while it is not loaded).
     pub fn opened(&self, ns: &str) -> Option<&Opened> {
-        self.spaces.get(ns).map(|s| &s.opened)
+        self.namespaces.get(ns).map(|s| &s.opened)
     }
 
     /// True when some loaded namespace's exact delta has outgrown twice its sealing size.
     pub fn needs_maintenance(&self) -> bool {
-        self.spaces.values().any(|s| s.vectors.needs_maintenance())
+        self.namespaces.values().any(|s| s.vectors.needs_maintenance())
     }
 
     /// Deletes everything of namespace `ns` in one atomic batch and vacuums the store;
@@ -781,14 +701,14 @@ impl<S: KvStore> Engine<S> {
         if self.store.get(&ns.key(Table::Meta, b"space"))?.is_none() {
             batch.put(ns.key(Table::Meta, b"space"), persist::meta::encode_meta(1, ""));
             // Reloaded on next use, after the batch is stored.
-            self.spaces.remove(ns.as_str());
+            self.namespaces.remove(ns.as_str());
         }
         Ok(())
     }
 
     /// Approximate bytes held by the loaded namespaces' indexes and episode metadata.
     pub fn memory(&self) -> usize {
-        self.spaces.values().map(Space::memory).sum()
+        self.namespaces.values().map(LoadedNamespace::memory).sum()
     }
 }
 

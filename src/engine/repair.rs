@@ -1,6 +1,6 @@
 //! Repair: what a namespace could not read on open, and re-embedding it under a new model.
 
-use super::space::Quarantined;
+use super::namespace::Quarantined;
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::record::episode::encode_vectors;
@@ -56,7 +56,7 @@ impl<S: KvStore> Engine<S> {
             Ok(())
         })?;
         self.store.write(&batch)?;
-        self.spaces.remove(nsc.as_str());
+        self.namespaces.remove(nsc.as_str());
         Ok(episodes.len())
     }
 }

@@ -8,7 +8,7 @@ use std::collections::BinaryHeap;
 
 use super::id_map::IdMap;
 use super::postings::Postings;
-use super::terms::index_terms as terms;
+use super::stem::index_terms as terms;
 use super::FastMap as HashMap;
 
 /// A term as the index keys it: up to 12 bytes in wasm32 (24 natively) held inline.

@@ -37,10 +37,7 @@ use super::links::{link_width, Zero, EMPTY};
 use super::FastMap as HashMap;
 use crate::store::codec::{Reader, Sink};
 
-/// Links per row on the upper levels.
-pub const M: usize = 16;
-/// Links per row on level 0.
-pub const M0: usize = 2 * M;
+pub use super::links::{M, M0};
 /// The highest level a row can reach.
 pub const MAX_LEVEL: u8 = 12;
 
@@ -472,7 +469,7 @@ mod tests {
     use crate::store::codec::Writer;
 
     fn points(n: usize, dim: usize) -> Vec<Vec<f32>> {
-        (0..n as u64).map(|i| crate::index::vectors::tests::unit(i, dim)).collect()
+        (0..n as u64).map(|i| crate::index::test_vectors::unit(i, dim)).collect()
     }
 
     fn cos(a: &[f32], b: &[f32]) -> f32 {

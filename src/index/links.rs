@@ -9,7 +9,10 @@
 //! (`counts:u8×rows` then the links) is the packed one, so a snapshot's links are kept as
 //! they are read.
 
-use super::hnsw::M0;
+/// Links per row on the graph's upper levels.
+pub const M: usize = 16;
+/// Links per row on level 0.
+pub const M0: usize = 2 * M;
 
 /// An empty slot.
 pub(super) const EMPTY: u32 = u32::MAX;

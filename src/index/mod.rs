@@ -13,6 +13,8 @@ pub(crate) mod segment_fields;
 pub mod stem;
 pub mod stopwords;
 pub mod terms;
+#[cfg(test)]
+mod test_vectors;
 pub mod vectors;
 
 /// A hash map with foldhash's fixed-seed hasher: several times faster than SipHash on the

@@ -454,7 +454,7 @@ impl VectorIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::vectors::tests::unit;
+    use crate::index::test_vectors::unit;
 
     /// An index of `n` `dim`-dimensional vectors, sealed in segments of `seal_at`.
     fn sealed(dim: usize, n: u64, seal_at: usize) -> VectorIndex {

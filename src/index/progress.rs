@@ -35,7 +35,7 @@
 use super::hnsw::Graph;
 use super::persist::{ids_len, put_ids, read_ids};
 use super::row_seqs::RowSeqs;
-use super::vectors::{Build, Flat, Loc, VectorIndex};
+use super::vectors::{Build, Flat, Loc, Stashed, VectorIndex};
 use crate::error::{Error, Result};
 use crate::store::codec::{section, Reader, Sink, Window, Writer};
 use crate::store::fields::{word, Field, Fields, Want};
@@ -248,15 +248,6 @@ impl VectorIndex {
     }
 }
 
-/// A seal's stored progress, kept until the delta is whole ([`VectorIndex::resume_seal`]).
-#[derive(Debug)]
-pub(super) struct Stashed {
-    first_seq: u64,
-    ids: Vec<u64>,
-    crc: u32,
-    graph: Graph,
-}
-
 /// The rows a build takes, as its progress names them.
 enum Taken {
     None,
@@ -340,7 +331,7 @@ impl Fields for ProgressFields {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::vectors::tests::unit;
+    use crate::index::test_vectors::unit;
     use crate::index::vectors::VectorConfig;
     use crate::store::fields::Cutter;
 

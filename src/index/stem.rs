@@ -100,6 +100,15 @@ pub fn stems(words: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// `index::terms::terms` and, after them, the Snowball stems of its words in the text's
+/// language: what BM25 indexes and queries with.
+pub fn index_terms(text: &str) -> Vec<String> {
+    let mut out = crate::index::terms::terms(text);
+    let stems = stems(&out);
+    out.extend(stems);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,18 +7,9 @@
 //! "2024-05-01t12:00:00z", "€10,000"), trimmed of the punctuation around it, so an exact query
 //! for it matches exactly.
 
-use unicode_normalization::char::is_combining_mark;
-use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 
-/// Lower case, compatibility-decomposed, without combining marks: "Café" and "cafe" fold alike.
-pub fn fold(word: &str) -> String {
-    // ASCII is its own NFKD form: the common case skips decomposition.
-    if word.is_ascii() {
-        return word.to_ascii_lowercase();
-    }
-    word.nfkd().filter(|c| !is_combining_mark(*c)).flat_map(char::to_lowercase).collect()
-}
+pub use crate::trust::normalize::fold;
 
 /// The index terms of `text`, in order, with repeats (term frequency counts them).
 pub fn terms(text: &str) -> Vec<String> {
@@ -35,15 +26,6 @@ pub fn terms(text: &str) -> Vec<String> {
             }
         }
     }
-    out
-}
-
-/// [`terms`] and, after them, the Snowball stems of its words in the text's language
-/// (`index::stem`): what BM25 indexes and queries with.
-pub fn index_terms(text: &str) -> Vec<String> {
-    let mut out = terms(text);
-    let stems = super::stem::stems(&out);
-    out.extend(stems);
     out
 }
 

@@ -250,6 +250,15 @@ pub(super) struct Build {
     pub(super) unsaved: u64,
 }
 
+/// A seal's stored progress, kept until the delta is whole ([`VectorIndex::resume_seal`]).
+#[derive(Debug)]
+pub(super) struct Stashed {
+    pub(super) first_seq: u64,
+    pub(super) ids: Vec<u64>,
+    pub(super) crc: u32,
+    pub(super) graph: Graph,
+}
+
 /// HNSW segments + exact delta; ids are the engine's episode ids.
 pub struct VectorIndex {
     pub(super) config: VectorConfig,
@@ -267,7 +276,7 @@ pub struct VectorIndex {
     pub(super) build: Option<Build>,
     /// A seal's stored progress, until the delta it takes its rows from is whole
     /// (`index::progress`).
-    pub(super) stashed: Option<super::progress::Stashed>,
+    pub(super) stashed: Option<Stashed>,
     /// Reused between searches and builds: allocating a visited set the size of a graph per
     /// query costs.
     visited: RefCell<Visited>,
@@ -708,22 +717,9 @@ fn top_k(mut hits: Vec<(u64, f32)>, k: usize) -> Vec<(u64, f32)> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-
-    pub(crate) fn unit(seed: u64, dim: usize) -> Vec<f32> {
-        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let v: Vec<f32> = (0..dim)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s % 2001) as f32 / 1000.0 - 1.0
-            })
-            .collect();
-        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.into_iter().map(|x| x / n).collect()
-    }
+    use crate::index::test_vectors::unit;
 
     #[test]
     fn the_integer_dot_kernel_is_the_exact_sum() {

@@ -22,73 +22,10 @@
 //! tracking to say that an entry precedes failures more often than the namespace's base rate
 //! with enough support.
 
-/// How sure the engine is of an observation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Confidence {
-    /// 3 or more occurrences.
-    Low,
-    /// 4 or more at 70 % or more.
-    Medium,
-    /// 5 or more above 80 %.
-    High,
-    /// 8 or more above 90 %, never contradicted.
-    VeryHigh,
-}
+pub use crate::record::confidence::Confidence;
 
 /// Significance a conditional pattern's contrast must reach.
 pub const CONTRAST_P: f64 = 0.01;
-
-impl Confidence {
-    /// The band of `occurrences` out of `opportunities` with `contradictions` (`None` under 3
-    /// occurrences).
-    pub fn of(occurrences: u32, opportunities: u32, contradictions: u32) -> Option<Confidence> {
-        if occurrences < 3 || opportunities == 0 {
-            return None;
-        }
-        let c = f64::from(occurrences) / f64::from(opportunities.max(occurrences));
-        Some(if occurrences >= 8 && c > 0.9 && contradictions == 0 {
-            Confidence::VeryHigh
-        } else if occurrences >= 5 && c > 0.8 {
-            Confidence::High
-        } else if occurrences >= 4 && c >= 0.7 {
-            Confidence::Medium
-        } else {
-            Confidence::Low
-        })
-    }
-
-    /// One band up (very-high stays).
-    pub fn raised(self) -> Confidence {
-        match self {
-            Confidence::Low => Confidence::Medium,
-            Confidence::Medium => Confidence::High,
-            _ => Confidence::VeryHigh,
-        }
-    }
-
-    /// Its name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Confidence::Low => "low",
-            Confidence::Medium => "medium",
-            Confidence::High => "high",
-            Confidence::VeryHigh => "very-high",
-        }
-    }
-
-    /// From its name.
-    pub fn from_name(s: &str) -> Option<Confidence> {
-        [Confidence::Low, Confidence::Medium, Confidence::High, Confidence::VeryHigh]
-            .into_iter()
-            .find(|c| c.name() == s)
-    }
-
-    /// True for high and very-high: what promotion asks.
-    pub fn promotable(self) -> bool {
-        self >= Confidence::High
-    }
-}
 
 /// One-sided Fisher exact test: the probability, with the margins fixed, of seeing at least
 /// `a` occurrences among the `a + b` opportunities inside the condition, when outside it

@@ -1,10 +1,9 @@
 //! The learning loop's algorithms, free of storage: edit features from a draft and what was
 //! sent (`features`), patterns and their keys (`pattern`), confidence bands and statistics
 //! (`confidence`), the pattern detector (`detect`), signals from JSON (`input`) and the
-//! checks a host LLM's phrasing must pass (`phrasing`), and the mail agent's 90-day scenario
-//! the demo replays (`scenario`, built on the seeded signal trace of `trace`). The engine's
-//! side — storing signals, observations and rules, feedback, promotion, outcomes, the nightly
-//! job, replaying the scenario — is in `engine`.
+//! checks a host LLM's phrasing must pass (`phrasing`). The engine's side — storing signals,
+//! observations and rules, feedback, promotion, outcomes, the nightly job — is in
+//! `engine::learning`.
 //!
 //! Nothing here needs an LLM: every observation is counted from structured signals.
 
@@ -15,6 +14,3 @@ pub mod features;
 pub mod input;
 pub mod pattern;
 pub mod phrasing;
-pub mod scenario;
-#[doc(hidden)]
-pub mod trace;

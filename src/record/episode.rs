@@ -126,6 +126,30 @@ pub struct Episode {
 }
 
 impl Episode {
+    /// True for an episode that holds a lesson (a failure or partial success with a verdict,
+    /// or a surprise): compaction keeps it recallable, consolidation clusters it.
+    pub fn holds_lesson(&self) -> bool {
+        (matches!(self.outcome, Outcome::Failure | Outcome::Partial) && !self.verdict.is_empty())
+            || self.surprise
+    }
+
+    /// The situation it happened in, as a key: `agent|tool|entity_type|error_class|stage`,
+    /// lower-cased (`None` when the situation is empty: prose alone never keys a cluster).
+    pub fn situation_key(&self) -> Option<String> {
+        let s = &self.situation;
+        if s.tool.is_empty()
+            && s.error_class.is_empty()
+            && s.stage.is_empty()
+            && s.entity_type.is_empty()
+        {
+            return None;
+        }
+        Some(
+            format!("{}|{}|{}|{}|{}", self.agent, s.tool, s.entity_type, s.error_class, s.stage)
+                .to_lowercase(),
+        )
+    }
+
     /// A raw episode with defaults everywhere but the text and time.
     pub fn new(text: impl Into<String>, created_at: i64) -> Self {
         Self {

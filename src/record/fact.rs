@@ -10,25 +10,13 @@
 //!  valid_to:opt_i64 updated_at:i64`.
 
 use crate::error::{Error, Result};
-use crate::record::Origin;
+use crate::record::{Origin, Source};
 use crate::store::codec::{open, seal, Reader, Writer};
 
 /// Record kind of a fact envelope.
 pub const FACT_KIND: u8 = 3;
 /// Record kind of a triple envelope.
 pub const TRIPLE_KIND: u8 = 4;
-
-/// Who said it. A lower-priority source never overwrites a higher-priority one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Source {
-    /// Extracted from behaviour or conversation by the engine or an agent.
-    Implicit = 1,
-    /// Set by an administrator or the host application.
-    Admin = 2,
-    /// Stated by the user as a command ("remember that…").
-    Explicit = 3,
-}
 
 /// Whether a fact may be put in front of the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]

@@ -18,7 +18,7 @@
 //! records written before it end after `phrased_by` and read as none.
 
 use crate::error::{Error, Result};
-use crate::learn::confidence::Confidence;
+use crate::record::confidence::Confidence;
 use crate::record::signal::Category;
 use crate::store::codec::{open, seal, Reader, Writer};
 

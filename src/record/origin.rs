@@ -9,7 +9,18 @@
 //! Byte form: one `u8` (the discriminants below).
 
 use crate::error::{Error, Result};
-use crate::record::Source;
+
+/// Who said it. A lower-priority source never overwrites a higher-priority one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// Extracted from behaviour or conversation by the engine or an agent.
+    Implicit = 1,
+    /// Set by an administrator or the host application.
+    Admin = 2,
+    /// Stated by the user as a command ("remember that…").
+    Explicit = 3,
+}
 
 /// Who or what a write came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize)]

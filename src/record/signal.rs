@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
-use crate::learn::features::{EditFeatures, PartChange};
+use crate::record::edit::{EditFeatures, PartChange};
 use crate::store::codec::{open, seal, Reader, Writer};
 
 /// Record kind of a signal envelope.

@@ -3,7 +3,7 @@
 //!
 //! 1. Invisible characters are removed: zero-width spaces and joiners, soft hyphens, word
 //!    joiners, bidirectional controls and the byte-order mark ("ig\u{200b}nore").
-//! 2. Compatibility forms are decomposed, diacritics dropped and case folded (`terms::fold`):
+//! 2. Compatibility forms are decomposed, diacritics dropped and case folded ([`fold`]):
 //!    "ＩＧＮＯＲＥ", "Ignóre" and "ignore" read alike.
 //! 3. Latin look-alikes from Cyrillic and Greek are mapped to the Latin letter they imitate
 //!    ("іgnоrе" with Cyrillic і, о, е). Real Cyrillic or Greek text turns into Latin letters
@@ -12,7 +12,8 @@
 //!    "d'ora", "user's" and "IMPORTANT:" become "d ora", "user s" and "important :".
 //!    A colon is kept as its own word because "important:" differs from "important".
 
-use crate::index::terms::fold;
+use unicode_normalization::char::is_combining_mark;
+use unicode_normalization::UnicodeNormalization;
 
 fn invisible(c: char) -> bool {
     matches!(c, '\u{00ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
@@ -84,4 +85,13 @@ mod tests {
         assert_eq!(words("d'ora in poi"), ["d", "ora", "in", "poi"]);
         assert_eq!(words("IMPORTANT: Règles"), ["important", ":", "regles"]);
     }
+}
+
+/// Lower case, compatibility-decomposed, without combining marks: "Café" and "cafe" fold alike.
+pub fn fold(word: &str) -> String {
+    // ASCII is its own NFKD form: the common case skips decomposition.
+    if word.is_ascii() {
+        return word.to_ascii_lowercase();
+    }
+    word.nfkd().filter(|c| !is_combining_mark(*c)).flat_map(char::to_lowercase).collect()
 }

@@ -3,11 +3,18 @@
 
 use std::path::PathBuf;
 
+/// The workspace's root (the folder with `Cargo.lock`): these helpers serve the tests of the
+/// root package and of the crates beside it (`crates/cli/tests` includes this file).
+pub fn workspace() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors().find(|d| d.join("Cargo.lock").is_file()).unwrap_or(&here).to_path_buf()
+}
+
 /// The default model's directory: `$MNEMO_MODEL_DIR`, else `models/multilingual-e5-small-latin`
 /// (what `tools/build-model` writes), else the shared reference copy beside the clone.
 /// Panics with the command to run when none exists: these tests need the real model.
 pub fn model_dir() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = workspace();
     let candidates = [
         std::env::var_os("MNEMO_MODEL_DIR").map(PathBuf::from),
         Some(root.join("models/multilingual-e5-small-latin")),
@@ -29,8 +36,7 @@ pub struct Case {
 }
 
 pub fn reference_cases() -> Vec<Case> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/e5-small-latin-reference.json");
+    let path = workspace().join("tests/fixtures/e5-small-latin-reference.json");
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     json["cases"]
         .as_array()

@@ -9,8 +9,8 @@
 use std::collections::BTreeSet;
 use std::time::Instant;
 
+use mnemo::demo::trace::{expected, trace};
 use mnemo::learn::pattern::Pattern;
-use mnemo::learn::trace::{expected, trace};
 use mnemo::record::RuleStatus;
 use mnemo::store::MemoryStore;
 use mnemo::time::{parse_iso8601, DAY};

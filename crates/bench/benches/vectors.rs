@@ -18,8 +18,8 @@
 use std::time::Instant;
 
 use instant_distance::{Builder, Point, Search};
-use mnemo_bench::e5_like;
 use mnemo::index::vectors::{QVec, VectorConfig, VectorIndex};
+use mnemo_bench::e5_like;
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())

@@ -418,7 +418,7 @@ pub struct NightlyReport {
 /// (`learn::trace`): the signals are stored, then one nightly run is timed.
 pub fn nightly(days: u32, per_day: u32, clock: &mut dyn FnMut() -> f64) -> NightlyReport {
     let lines: Vec<String> =
-        mnemo::learn::trace::trace(1, days, per_day).iter().map(|v| v.to_string()).collect();
+        mnemo::demo::trace::trace(1, days, per_day).iter().map(|v| v.to_string()).collect();
     let mut engine = Engine::new(MemoryStore::new(), Config::default());
     let start = clock();
     for l in &lines {
@@ -444,15 +444,19 @@ pub fn nightly(days: u32, per_day: u32, clock: &mut dyn FnMut() -> f64) -> Night
     }
 }
 
+/// The first 8 bytes of the SHA-256 of every key and value the store holds, length-prefixed,
+/// in key order: equal digests mean equal stores (native and wasm runs compare them).
 fn store_digest(store: &MemoryStore) -> String {
-    let mut bytes = Vec::new();
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
     for (k, v) in store.scan(b"", None, usize::MAX).expect("a memory store scans") {
-        bytes.extend_from_slice(&(k.len() as u32).to_le_bytes());
-        bytes.extend_from_slice(&k);
-        bytes.extend_from_slice(&(v.len() as u32).to_le_bytes());
-        bytes.extend_from_slice(&v);
+        h.update((k.len() as u32).to_le_bytes());
+        h.update(&k);
+        h.update((v.len() as u32).to_le_bytes());
+        h.update(&v);
     }
-    format!("{:016x}", mnemo::engine::persist::snapshot::hash(&bytes))
+    let d = h.finalize();
+    d[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// What [`compaction`] measured.

@@ -1,6 +1,6 @@
 //! The command line shared by `mnemo` and `mnemo-host`: the options every command takes and
-//! one struct per command. `mnemo-host` compiles this very file (`#[path]`), so the two tools
-//! cannot drift apart and the library does not depend on clap.
+//! one struct per command. `mnemo-host` uses this very module (it depends on this crate's
+//! library), so the two tools cannot drift apart.
 //!
 //! To add a command: a variant in [`Command`] with a doc comment (its `--help` line), a struct
 //! for its arguments, and its arm in each binary's `run`.
@@ -16,52 +16,7 @@ use serde_json::{json, Value};
 /// The largest `--k`: recall sizes its result lists by k, so an absurd k is refused up front.
 pub const MAX_K: u64 = 10_000;
 
-/// Options every command takes, before or after the command's name.
-#[derive(Args, Debug)]
-pub struct Globals {
-    /// Directory of the memory store (created when missing)
-    #[arg(long, global = true, value_name = "DIR", default_value = "mnemo-store")]
-    pub store: PathBuf,
-    /// Namespace to work in: one user's or one agent's memories, kept apart from the others
-    #[arg(long, global = true, value_name = "NAME", default_value = "default")]
-    pub ns: String,
-    /// Embedding model directory (model.onnx + tokenizer.json) [default: $MNEMO_MODEL_DIR, else
-    /// models/multilingual-e5-small-latin]
-    #[arg(long, global = true, value_name = "DIR")]
-    model: Option<PathBuf>,
-    /// Act as if it were this time instead of now (ISO-8601: 2024-03-05 or
-    /// 2024-03-05T14:30:00Z)
-    #[arg(long, global = true, value_name = "ISO-8601", value_parser = mnemo::time::parse_iso8601)]
-    pub at: Option<i64>,
-    /// Print the result as one JSON document on stdout instead of text
-    #[arg(long, global = true)]
-    pub json: bool,
-}
-
-impl Globals {
-    /// `--model`, else `$MNEMO_MODEL_DIR`, else the default model's directory.
-    pub fn model_dir(&self) -> PathBuf {
-        self.model.clone().unwrap_or_else(|| {
-            std::env::var_os("MNEMO_MODEL_DIR")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| PathBuf::from("models/multilingual-e5-small-latin"))
-        })
-    }
-
-    /// `--at`, else the clock (ms since the Unix epoch).
-    pub fn now(&self) -> i64 {
-        now_or(self.at)
-    }
-}
-
-/// `at`, else the clock (ms since the Unix epoch).
-pub fn now_or(at: Option<i64>) -> i64 {
-    at.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64)
-    })
-}
+pub use crate::globals::{now_or, Globals};
 
 /// The commands of both tools (`mnemo-host` adds its own next to these).
 #[derive(Subcommand, Debug)]
@@ -143,7 +98,7 @@ pub struct Bench {
     /// Where to write one {"qid","ranked":[ids]} per line
     #[arg(long, value_name = "RUN.jsonl")]
     pub out: PathBuf,
-    /// Scoring formulas to rank with, comma-separated: balanced (the default), seed, weighted,
+    /// Scoring formulas to rank with, comma-separated: balanced (the default), plain-decay (formerly seed), weighted,
     /// lexical (BM25 alone), dense (cosine alone). With several, each writes OUT with
     /// `.FORMULA` before its extension; items and queries are embedded once.
     #[arg(long, default_value = "balanced", value_delimiter = ',')]

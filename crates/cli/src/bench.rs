@@ -74,7 +74,9 @@ pub fn run(g: &Globals, a: &args::Bench) -> Result<(), String> {
         .iter()
         .map(|f| {
             Formula::parse(f.trim()).ok_or_else(|| {
-                format!("unknown formula {f:?}: use balanced, seed, weighted, lexical or dense")
+                format!(
+                    "unknown formula {f:?}: use balanced, plain-decay, weighted, lexical or dense"
+                )
             })
         })
         .collect::<Result<_, _>>()?;

@@ -14,8 +14,8 @@ use std::time::Instant;
 
 use crate::jsonl::Line;
 use mnemo::embed::passages::{self, Passage, TextVectors};
-use mnemo_embed::BertEmbedder;
 use mnemo::{Embedder, Role};
+use mnemo_embed::BertEmbedder;
 
 /// Texts per cache file: an interrupted run loses at most one block's work per thread pool.
 pub const BLOCK: usize = 512;

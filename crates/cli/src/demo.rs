@@ -1,15 +1,16 @@
 //! `mnemo demo`: the mail agent's main job, end to end, on a store directory. Replays 90 days
-//! of Maria Rossi's mail (`mnemo::learn::scenario`) with a nightly run each night, then
+//! of Maria Rossi's mail (`mnemo::demo::scenario`) with a nightly run each night, then
 //! assembles the context for a new email from Marco Bertelli and prints it with each
 //! section's tokens against its cap and what was withheld; then marks one observation wrong
 //! and shows that it is gone.
 
-use mnemo::engine::Replayed;
-use mnemo::learn::scenario::{scenario, NAMESPACE};
+use mnemo::demo::scenario::{scenario, NAMESPACE};
+use mnemo::demo::Replayed;
 use mnemo::record::{ObservationStatus, RuleStatus};
+use mnemo_json::Json;
 use serde_json::{json, Value};
 
-use crate::args::Globals;
+use crate::globals::Globals;
 
 /// `mnemo demo`'s options.
 #[derive(clap::Args, Debug)]
@@ -73,8 +74,9 @@ pub fn run(g: &Globals, a: &Demo) -> Result<(), String> {
 
     println!("\nA new email arrives:\n  {}\n", sc.incoming);
     let request = json!({"task": sc.incoming, "level": 2}).to_string();
-    let ctx: Value = serde_json::from_str(&engine.context_json(ns, &request, at).map_err(err)?)
-        .map_err(|e| e.to_string())?;
+    let ctx: Value =
+        serde_json::from_str(&Json(&mut engine).context(ns, &request, at).map_err(err)?)
+            .map_err(|e| e.to_string())?;
     println!("The context mnemo assembles for it:\n");
     crate::learn::print_context(&ctx);
 
@@ -111,9 +113,10 @@ pub fn run(g: &Globals, a: &Demo) -> Result<(), String> {
         .into_iter()
         .any(|o| o.id == wrong.id || o.pattern == wrong.pattern);
     let request = json!({"task": later.incoming, "level": 2}).to_string();
-    let again: Value =
-        serde_json::from_str(&engine.context_json(ns, &request, later.incoming_at).map_err(err)?)
-            .map_err(|e| e.to_string())?;
+    let again: Value = serde_json::from_str(
+        &Json(&mut engine).context(ns, &request, later.incoming_at).map_err(err)?,
+    )
+    .map_err(|e| e.to_string())?;
     let listed = again.to_string().contains(&format!("observation:{}", wrong.id));
     if back || listed {
         return Err(format!("observation #{} came back after it was marked wrong", wrong.id));

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::{Subcommand, ValueEnum};
 use serde_json::Value;
 
-use crate::args::Globals;
+use crate::globals::Globals;
 
 /// The engine's JSON calls the learning commands need.
 pub trait Calls {

@@ -7,6 +7,7 @@ pub mod args;
 pub mod bench;
 pub mod bench_vectors;
 pub mod demo;
+pub mod globals;
 pub mod jsonl;
 pub mod learn;
 pub mod mcp;

@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 use mnemo::store::file::FileStore;
 use mnemo::{Config, Embedder, Engine, Role};
 use mnemo_embed::BertEmbedder;
+use mnemo_json::Json;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
@@ -42,7 +43,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::args::Globals;
+use crate::globals::Globals;
 
 /// `mnemo mcp`'s own options.
 #[derive(clap::Args, Debug)]
@@ -175,7 +176,7 @@ impl Memory {
             Some(engine) => cached.insert(engine),
             None => cached.insert(self.open_engine(&started)?),
         };
-        let result = f(engine, &self.ns, crate::args::now_or(self.at)).map_err(failure);
+        let result = f(engine, &self.ns, crate::globals::now_or(self.at)).map_err(failure);
         if engine.store_mut().release().is_err() {
             *cached = None; // cannot tell later whether the log changed: close the store
         }
@@ -391,7 +392,7 @@ impl Memory {
                     ep[k] = json!(v);
                 }
             }
-            e.remember_json(ns, &ep.to_string(), None)
+            Json(&mut *e).remember(ns, &ep.to_string(), None)
         })
     }
 
@@ -401,7 +402,7 @@ impl Memory {
     fn recall(&self, Parameters(a): Parameters<RecallArgs>) -> Result<String, String> {
         let k = a.k.unwrap_or(5).clamp(1, 100);
         let q = json!({"text": a.query, "k": k, "includeCold": a.include_cold});
-        self.with_engine(|e, ns, now| e.recall_json(ns, &q.to_string(), now, None))
+        self.with_engine(|e, ns, now| Json(&mut *e).recall(ns, &q.to_string(), now, None))
     }
 
     #[tool(description = "Assemble the memory to put in front of the model for a task: \
@@ -419,7 +420,7 @@ impl Memory {
         if let Some(t) = a.task_id {
             req["taskId"] = json!(t);
         }
-        self.with_engine(|e, ns, now| e.context_json(ns, &req.to_string(), now))
+        self.with_engine(|e, ns, now| Json(&mut *e).context(ns, &req.to_string(), now))
     }
 
     #[tool(description = "Start a task's working memory: the task's content, then its steps \
@@ -428,21 +429,21 @@ impl Memory {
         process only and is discarded by task_end. Returns the working memory.")]
     fn task_start(&self, Parameters(a): Parameters<TaskStartArgs>) -> Result<String, String> {
         let cap = a.cap.map(|c| c as usize);
-        self.with_engine(|e, ns, _| e.task_start_json(ns, &a.task_id, &a.content, cap))
+        self.with_engine(|e, ns, _| Json(&mut *e).task_start(ns, &a.task_id, &a.content, cap))
     }
 
     #[tool(description = "Add a step to a running task's working memory: kind reasoning, \
         tool-result, approval or note. Returns {n, folded, tokens} (folded: steps summarised \
         to stay within the cap).")]
     fn task_step(&self, Parameters(a): Parameters<TaskStepArgs>) -> Result<String, String> {
-        self.with_engine(|e, ns, _| e.task_step_json(ns, &a.task_id, &a.kind, &a.text))
+        self.with_engine(|e, ns, _| Json(&mut *e).task_step(ns, &a.task_id, &a.kind, &a.text))
     }
 
     #[tool(description = "End a task: its working memory is discarded and returned one last \
         time. Remember what is worth keeping as an episode, and send signals for what the user \
         changed.")]
     fn task_end(&self, Parameters(a): Parameters<TaskEndArgs>) -> Result<String, String> {
-        self.with_engine(|e, ns, _| e.task_end_json(ns, &a.task_id))
+        self.with_engine(|e, ns, _| Json(&mut *e).task_end(ns, &a.task_id))
     }
 
     #[tool(description = "The full text behind an id that a context listed as withheld \
@@ -461,12 +462,12 @@ impl Memory {
     #[tool(description = "List the facts that hold now (key, value, source, confidence, \
         policy, version).")]
     fn facts(&self) -> Result<String, String> {
-        self.with_engine(|e, ns, now| e.facts_json(ns, now, false))
+        self.with_engine(|e, ns, now| Json(&*e).facts(ns, now, false))
     }
 
     #[tool(description = "Read one fact by key (null when none holds).")]
     fn fact_get(&self, Parameters(a): Parameters<FactGetArgs>) -> Result<String, String> {
-        self.with_engine(|e, ns, now| e.fact_json(ns, &a.key, now, false))
+        self.with_engine(|e, ns, now| Json(&*e).fact(ns, &a.key, now, false))
     }
 
     #[tool(description = "Set a fact as the agent learned it (source implicit: it never \
@@ -482,14 +483,14 @@ impl Memory {
         if let Some(p) = a.policy {
             f["policy"] = json!(p);
         }
-        self.with_engine(|e, ns, now| e.set_fact_json(ns, &f.to_string(), now))
+        self.with_engine(|e, ns, now| Json(&mut *e).set_fact(ns, &f.to_string(), now))
     }
 
     #[tool(description = "Tell the engine whether an observation is right or wrong. Wrong is \
         final: the observation never comes back. Only offered when the server was started \
         with --allow-destructive.")]
     fn feedback(&self, Parameters(a): Parameters<FeedbackArgs>) -> Result<String, String> {
-        self.with_engine(|e, ns, now| e.feedback_json(ns, a.observation, &a.verdict, now))
+        self.with_engine(|e, ns, now| Json(&mut *e).feedback(ns, a.observation, &a.verdict, now))
     }
 
     #[tool(description = "Erase memories for good: one subject, one episode, or the whole \
@@ -497,7 +498,7 @@ impl Memory {
         started with --allow-destructive.")]
     fn forget(&self, Parameters(a): Parameters<ForgetArgs>) -> Result<String, String> {
         let what = json!({"scope": a.scope, "subject": a.subject, "id": a.id});
-        self.with_engine(|e, ns, now| e.erase_json(ns, &what.to_string(), now))
+        self.with_engine(|e, ns, now| Json(&mut *e).erase(ns, &what.to_string(), now))
     }
 }
 
@@ -542,9 +543,9 @@ impl ServerHandler for Memory {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let text = match request.uri.as_str() {
-            RULES => self.with_engine(|e, ns, _| e.rules_json(ns, &["active".to_string()])),
+            RULES => self.with_engine(|e, ns, _| Json(&*e).rules(ns, &["active".to_string()])),
             OBSERVATIONS => {
-                self.with_engine(|e, ns, _| e.observations_json(ns, &["open".to_string()]))
+                self.with_engine(|e, ns, _| Json(&*e).observations(ns, &["open".to_string()]))
             }
             other => {
                 return Err(ErrorData::resource_not_found(

@@ -10,6 +10,7 @@ use mnemo::record::Fact;
 use mnemo::store::file::FileStore;
 use mnemo::time::{format_date, DAY};
 use mnemo::{Config, Embedder, Engine, Query, Remembered, Role};
+use mnemo_json::Json;
 use serde_json::{json, Value};
 
 use crate::args::{self, Globals};
@@ -53,7 +54,7 @@ pub fn remember(g: &Globals, a: &args::Remember) -> Result<(), String> {
     let e = episode_from_json(&json).map_err(err)?;
     let mut engine = open(g, true)?;
     if g.json {
-        println!("{}", engine.remember_json(&g.ns, &json.to_string(), None).map_err(err)?);
+        println!("{}", Json(&mut engine).remember(&g.ns, &json.to_string(), None).map_err(err)?);
         return Ok(());
     }
     match engine.remember(&g.ns, e, None).map_err(err)? {
@@ -69,7 +70,7 @@ pub fn recall(g: &Globals, a: &args::Recall) -> Result<(), String> {
     let mut engine = open(g, true)?;
     if g.json {
         let q = a.json()?.to_string();
-        println!("{}", engine.recall_json(&g.ns, &q, g.now(), None).map_err(err)?);
+        println!("{}", Json(&mut engine).recall(&g.ns, &q, g.now(), None).map_err(err)?);
         return Ok(());
     }
     let mut query = Query::new(args::joined(&a.query, "recall")?, a.k as usize);
@@ -142,7 +143,7 @@ pub fn timeline(g: &Globals, a: &args::Timeline) -> Result<(), String> {
     let at = g.now();
     let limit = a.limit as usize;
     if g.json {
-        println!("{}", engine.timeline_json(&g.ns, at + 1, limit).map_err(err)?);
+        println!("{}", Json(&mut engine).timeline(&g.ns, at + 1, limit).map_err(err)?);
         return Ok(());
     }
     for e in engine.timeline(&g.ns, at + 1, limit).map_err(err)? {
@@ -168,7 +169,7 @@ pub fn timeline(g: &Globals, a: &args::Timeline) -> Result<(), String> {
 pub fn facts(g: &Globals, a: &args::Facts) -> Result<(), String> {
     let engine = open(g, false)?;
     if g.json {
-        println!("{}", engine.facts_json(&g.ns, g.now(), a.all).map_err(err)?);
+        println!("{}", Json(&engine).facts(&g.ns, g.now(), a.all).map_err(err)?);
         return Ok(());
     }
     for f in engine.facts(&g.ns, g.now(), &[], a.all).map_err(err)? {
@@ -202,7 +203,7 @@ pub fn rule(g: &Globals, a: &args::Rule) -> Result<(), String> {
 pub fn rules(g: &Globals, a: &args::Rules) -> Result<(), String> {
     let engine = open(g, false)?;
     if g.json {
-        println!("{}", engine.rules_json(&g.ns, &a.status_names()).map_err(err)?);
+        println!("{}", Json(&engine).rules(&g.ns, &a.status_names()).map_err(err)?);
         return Ok(());
     }
     for r in engine.rules(&g.ns, &a.statuses()).map_err(err)? {
@@ -280,7 +281,7 @@ pub fn fact(g: &Globals, a: &args::Fact) -> Result<(), String> {
     };
     match a {
         args::Fact::Set(s) if g.json => {
-            println!("{}", engine.set_fact_json(ns, &s.json().to_string(), at).map_err(err)?)
+            println!("{}", Json(&mut engine).set_fact(ns, &s.json().to_string(), at).map_err(err)?)
         }
         args::Fact::Set(s) => {
             let input = FactInput {
@@ -307,7 +308,7 @@ pub fn fact(g: &Globals, a: &args::Fact) -> Result<(), String> {
             }
         }
         args::Fact::Get { key, all } if g.json => {
-            println!("{}", engine.fact_json(ns, key, at, *all).map_err(err)?)
+            println!("{}", Json(&engine).fact(ns, key, at, *all).map_err(err)?)
         }
         args::Fact::Get { key, all } => match engine.fact(ns, key, at, *all).map_err(err)? {
             Some(f) => show(&f),
@@ -318,7 +319,7 @@ pub fn fact(g: &Globals, a: &args::Fact) -> Result<(), String> {
             }
         },
         args::Fact::History { key } if g.json => {
-            println!("{}", engine.fact_history_json(ns, key).map_err(err)?)
+            println!("{}", Json(&engine).fact_history(ns, key).map_err(err)?)
         }
         args::Fact::History { key } => {
             engine.fact_history(ns, key).map_err(err)?.iter().for_each(show)
@@ -337,13 +338,13 @@ pub fn fact(g: &Globals, a: &args::Fact) -> Result<(), String> {
 
 impl crate::privacy::Calls for Store {
     fn erase(&mut self, ns: &str, what: &str, now: i64) -> Result<String, String> {
-        self.erase_json(ns, what, now).map_err(err)
+        Json(&mut *self).erase(ns, what, now).map_err(err)
     }
     fn correct(&mut self, ns: &str, id: u64, fix: &str, now: i64) -> Result<String, String> {
-        self.correct_json(ns, id, fix, now).map_err(err)
+        Json(&mut *self).correct(ns, id, fix, now).map_err(err)
     }
     fn request_erasure(&mut self, ns: &str, what: &str, now: i64) -> Result<String, String> {
-        self.request_erasure_json(ns, what, now).map_err(err)
+        Json(&mut *self).request_erasure(ns, what, now).map_err(err)
     }
     fn export_readable(&mut self, ns: &str, now: i64) -> Result<String, String> {
         self.export_json(ns, now).map_err(err)
@@ -371,13 +372,13 @@ impl crate::privacy::Calls for Store {
         passphrase: &str,
         file: &[u8],
     ) -> Result<String, String> {
-        self.import_encrypted_json(ns, passphrase, file).map_err(err)
+        Json(&mut *self).import_encrypted(ns, passphrase, file).map_err(err)
     }
     fn reembed(&mut self, ns: &str) -> Result<String, String> {
-        self.reembed_json(ns).map_err(err)
+        Json(&mut *self).reembed(ns).map_err(err)
     }
     fn quarantined(&mut self, ns: &str) -> Result<String, String> {
-        self.quarantined_json(ns).map_err(err)
+        Json(&mut *self).quarantined(ns).map_err(err)
     }
 }
 
@@ -386,16 +387,16 @@ impl crate::learn::Calls for Store {
         self.signal_json(ns, json).map_err(err)
     }
     fn signals(&mut self, ns: &str, jsonl: &str) -> Result<String, String> {
-        self.signals_jsonl(ns, jsonl).map_err(err)
+        Json(&mut *self).signals(ns, jsonl).map_err(err)
     }
     fn maintain(&mut self, ns: &str, force: bool, budget: Option<u64>) -> Result<String, String> {
         self.load(ns).map_err(err)?;
-        self.maintain_json(force, budget).map_err(err)
+        Json(&mut *self).maintain(force, budget).map_err(err)
     }
     fn nightly(&mut self, ns: &str, now: i64, budget: Option<u64>) -> Result<String, String> {
         use std::io::IsTerminal;
         if budget.is_some() || !std::io::stderr().is_terminal() {
-            return self.nightly_json(ns, now, budget).map_err(err);
+            return Json(&mut *self).nightly(ns, now, budget).map_err(err);
         }
         // On a terminal: the run in budgeted slices (each one batch, resumable as any budgeted
         // run is), with a bar of the steps done. What it writes is what one call writes; a run
@@ -417,28 +418,28 @@ impl crate::learn::Calls for Store {
         }
     }
     fn observe(&mut self, ns: &str, now: i64) -> Result<String, String> {
-        self.observe_json(ns, now).map_err(err)
+        Json(&mut *self).observe(ns, now).map_err(err)
     }
     fn observations(&mut self, ns: &str, statuses: &[String]) -> Result<String, String> {
-        self.observations_json(ns, statuses).map_err(err)
+        Json(&*self).observations(ns, statuses).map_err(err)
     }
     fn feedback(&mut self, ns: &str, id: u64, verdict: &str, now: i64) -> Result<String, String> {
-        self.feedback_json(ns, id, verdict, now).map_err(err)
+        Json(&mut *self).feedback(ns, id, verdict, now).map_err(err)
     }
     fn promote(&mut self, ns: &str, now: i64) -> Result<String, String> {
-        self.promote_json(ns, now).map_err(err)
+        Json(&mut *self).promote(ns, now).map_err(err)
     }
     fn outcome(&mut self, ns: &str, id: u64, outcome: &str, now: i64) -> Result<String, String> {
-        self.outcome_json(ns, id, outcome, now).map_err(err)
+        Json(&mut *self).outcome(ns, id, outcome, now).map_err(err)
     }
     fn report(&mut self, ns: &str) -> Result<String, String> {
-        self.outcome_report_json(ns).map_err(err)
+        Json(&*self).outcome_report(ns).map_err(err)
     }
     fn stats(&mut self, ns: &str, now: i64) -> Result<String, String> {
-        self.stats_json(ns, now).map_err(err)
+        Json(&mut *self).stats(ns, now).map_err(err)
     }
     fn context(&mut self, ns: &str, request: &str, now: i64) -> Result<String, String> {
-        self.context_json(ns, request, now).map_err(err)
+        Json(&mut *self).context(ns, request, now).map_err(err)
     }
     fn expand(&mut self, ns: &str, id: &str) -> Result<String, String> {
         Engine::expand(self, ns, id).map_err(err)

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 use serde_json::json;
 
-use crate::args::Globals;
+use crate::globals::Globals;
 
 /// The engine calls these commands need.
 pub trait Calls {

@@ -1,6 +1,7 @@
 //! The `mnemo` command line, run as a user would: `bench` on small JSONL files with the real
 //! model (namespaces and time respected, malformed lines named), and the store commands.
 
+#[path = "../../../tests/common/mod.rs"]
 mod common;
 
 use std::ffi::OsStr;
@@ -255,7 +256,7 @@ fn the_learning_commands_learn_from_a_signal_file() {
     let g = ["--store", store, "--ns", "maria"];
     // Ten days of the seeded mail trace, as an agent would write them.
     let lines: Vec<String> =
-        mnemo::learn::trace::trace(1, 10, 8).iter().map(|v| v.to_string()).collect();
+        mnemo::demo::trace::trace(1, 10, 8).iter().map(|v| v.to_string()).collect();
     let mut bad = lines[..3].to_vec();
     bad.push(r#"{"ts":"2024-03-05T10:00:00+01:00","kind":"clicked","agent":"email"}"#.into());
     let bad_file = write(&d.join("bad.jsonl"), &bad.iter().map(String::as_str).collect::<Vec<_>>());

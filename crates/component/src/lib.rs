@@ -8,14 +8,15 @@ use std::cell::RefCell;
 
 wit_bindgen::generate!({ path: "../../wit", world: "mnemo" });
 
+use crate::mnemo::engine::{embedder as host_embedder, kv};
 use exports::mnemo::engine::engine::{Error as WitError, Guest};
-use mnemo::engine::{embedder as host_embedder, kv};
 
-use mnemo::context::{Estimate, TokenCounter};
-use mnemo::embed::{Embedder, Embedding, Role};
-use mnemo::engine::json;
-use mnemo::store::{Batch, KvStore, Op};
-use mnemo::{Config, Engine, Error, Result};
+use ::mnemo::context::{Estimate, TokenCounter};
+use ::mnemo::embed::{Embedder, Embedding, Role};
+use ::mnemo::store::{Batch, KvStore, Op};
+use ::mnemo::{Config, Engine, Error, Result};
+use mnemo_json as json;
+use mnemo_json::Json;
 
 /// The host's storage, through the imported `kv` interface.
 struct HostKv;
@@ -90,8 +91,8 @@ impl Embedder for HostEmbedder {
             .zip(vectors)
             .map(|(t, v)| {
                 Ok(Embedding {
-                    vector: mnemo::embed::checked_unit_vector(&v, self.dim)?,
-                    polarity: mnemo::embed::Polarity::of(t),
+                    vector: ::mnemo::embed::checked_unit_vector(&v, self.dim)?,
+                    polarity: ::mnemo::embed::Polarity::of(t),
                     tokens: 0,
                     truncated: false,
                 })
@@ -140,9 +141,12 @@ impl Guest for Component {
         #[cfg(feature = "model")]
         {
             let name = "multilingual-e5-small-latin";
-            let e =
-                mnemo_embed::BertEmbedder::from_bytes(&model, &tokenizer, mnemo_embed::BertConfig::e5(name))
-                    .map_err(wit)?;
+            let e = mnemo_embed::BertEmbedder::from_bytes(
+                &model,
+                &tokenizer,
+                mnemo_embed::BertConfig::e5(name),
+            )
+            .map_err(wit)?;
             let id = e.model_id().to_string();
             replace(|engine| Ok(engine.with_embedder(Box::new(e))))?;
             Ok(id)
@@ -176,7 +180,7 @@ impl Guest for Component {
         episode: String,
         vector: Option<Vec<f32>>,
     ) -> std::result::Result<String, WitError> {
-        with(|e| e.remember_json(&ns, &episode, vector.as_deref()))
+        with(|e| Json(&mut *e).remember(&ns, &episode, vector.as_deref()))
     }
 
     fn recall(
@@ -185,23 +189,23 @@ impl Guest for Component {
         now: i64,
         vector: Option<Vec<f32>>,
     ) -> std::result::Result<String, WitError> {
-        with(|e| e.recall_json(&ns, &query, now, vector))
+        with(|e| Json(&mut *e).recall(&ns, &query, now, vector))
     }
 
     fn timeline(ns: String, before: i64, limit: u32) -> std::result::Result<String, WitError> {
-        with(|e| e.timeline_json(&ns, before, limit as usize))
+        with(|e| Json(&mut *e).timeline(&ns, before, limit as usize))
     }
 
     fn set_fact(ns: String, fact: String, now: i64) -> std::result::Result<String, WitError> {
-        with(|e| e.set_fact_json(&ns, &fact, now))
+        with(|e| Json(&mut *e).set_fact(&ns, &fact, now))
     }
 
     fn fact(ns: String, key: String, now: i64, all: bool) -> std::result::Result<String, WitError> {
-        with(|e| e.fact_json(&ns, &key, now, all))
+        with(|e| Json(&*e).fact(&ns, &key, now, all))
     }
 
     fn fact_history(ns: String, key: String) -> std::result::Result<String, WitError> {
-        with(|e| e.fact_history_json(&ns, &key))
+        with(|e| Json(&*e).fact_history(&ns, &key))
     }
 
     fn rollback_fact(
@@ -224,11 +228,13 @@ impl Guest for Component {
     }
 
     fn rules(ns: String, statuses: Vec<String>) -> std::result::Result<String, WitError> {
-        with(|e| e.rules_json(&ns, &statuses))
+        with(|e| Json(&*e).rules(&ns, &statuses))
     }
 
     fn maintain(force: bool, budget: Option<u64>) -> std::result::Result<String, WitError> {
-        with(|e| e.maintain_json(force, Some(budget.unwrap_or(mnemo::engine::MAINTAIN_BUDGET))))
+        with(|e| {
+            Json(&mut *e).maintain(force, Some(budget.unwrap_or(::mnemo::engine::MAINTAIN_BUDGET)))
+        })
     }
 
     fn load(ns: String) -> std::result::Result<u64, WitError> {
@@ -236,7 +242,7 @@ impl Guest for Component {
     }
 
     fn facts(ns: String, now: i64, all: bool) -> std::result::Result<String, WitError> {
-        with(|e| e.facts_json(&ns, now, all))
+        with(|e| Json(&*e).facts(&ns, now, all))
     }
 
     fn signal(ns: String, signal: String) -> std::result::Result<String, WitError> {
@@ -244,15 +250,15 @@ impl Guest for Component {
     }
 
     fn signals(ns: String, jsonl: String) -> std::result::Result<String, WitError> {
-        with(|e| e.signals_jsonl(&ns, &jsonl))
+        with(|e| Json(&mut *e).signals(&ns, &jsonl))
     }
 
     fn observe(ns: String, now: i64) -> std::result::Result<String, WitError> {
-        with(|e| e.observe_json(&ns, now))
+        with(|e| Json(&mut *e).observe(&ns, now))
     }
 
     fn observations(ns: String, statuses: Vec<String>) -> std::result::Result<String, WitError> {
-        with(|e| e.observations_json(&ns, &statuses))
+        with(|e| Json(&*e).observations(&ns, &statuses))
     }
 
     fn feedback(
@@ -261,11 +267,11 @@ impl Guest for Component {
         verdict: String,
         now: i64,
     ) -> std::result::Result<String, WitError> {
-        with(|e| e.feedback_json(&ns, observation, &verdict, now))
+        with(|e| Json(&mut *e).feedback(&ns, observation, &verdict, now))
     }
 
     fn promote(ns: String, now: i64) -> std::result::Result<String, WitError> {
-        with(|e| e.promote_json(&ns, now))
+        with(|e| Json(&mut *e).promote(&ns, now))
     }
 
     fn outcome(
@@ -274,23 +280,23 @@ impl Guest for Component {
         outcome: String,
         now: i64,
     ) -> std::result::Result<String, WitError> {
-        with(|e| e.outcome_json(&ns, retrieval_id, &outcome, now))
+        with(|e| Json(&mut *e).outcome(&ns, retrieval_id, &outcome, now))
     }
 
     fn outcome_report(ns: String) -> std::result::Result<String, WitError> {
-        with(|e| e.outcome_report_json(&ns))
+        with(|e| Json(&*e).outcome_report(&ns))
     }
 
     fn nightly_log(ns: String) -> std::result::Result<String, WitError> {
-        with(|e| e.nightly_log_json(&ns))
+        with(|e| Json(&*e).nightly_log(&ns))
     }
 
     fn stats(ns: String, now: i64) -> std::result::Result<String, WitError> {
-        with(|e| e.stats_json(&ns, now))
+        with(|e| Json(&mut *e).stats(&ns, now))
     }
 
     fn context(ns: String, request: String, now: i64) -> std::result::Result<String, WitError> {
-        with(|e| e.context_json(&ns, &request, now))
+        with(|e| Json(&mut *e).context(&ns, &request, now))
     }
 
     fn task_start(
@@ -299,7 +305,7 @@ impl Guest for Component {
         content: String,
         cap: Option<u32>,
     ) -> std::result::Result<String, WitError> {
-        with(|e| e.task_start_json(&ns, &id, &content, cap.map(|c| c as usize)))
+        with(|e| Json(&mut *e).task_start(&ns, &id, &content, cap.map(|c| c as usize)))
     }
 
     fn task_step(
@@ -308,11 +314,11 @@ impl Guest for Component {
         kind: String,
         text: String,
     ) -> std::result::Result<String, WitError> {
-        with(|e| e.task_step_json(&ns, &id, &kind, &text))
+        with(|e| Json(&mut *e).task_step(&ns, &id, &kind, &text))
     }
 
     fn task_end(ns: String, id: String) -> std::result::Result<String, WitError> {
-        with(|e| e.task_end_json(&ns, &id))
+        with(|e| Json(&mut *e).task_end(&ns, &id))
     }
 
     fn expand(ns: String, id: String) -> std::result::Result<String, WitError> {
@@ -320,7 +326,7 @@ impl Guest for Component {
     }
 
     fn nightly(ns: String, now: i64, budget: Option<u64>) -> std::result::Result<String, WitError> {
-        with(|e| e.nightly_json(&ns, now, budget))
+        with(|e| Json(&mut *e).nightly(&ns, now, budget))
     }
 
     fn recall_observations(
@@ -329,7 +335,7 @@ impl Guest for Component {
         k: u32,
         now: i64,
     ) -> std::result::Result<String, WitError> {
-        with(|e| e.recall_observations_json(&ns, &query, None, k as usize, now))
+        with(|e| Json(&mut *e).recall_observations(&ns, &query, None, k as usize, now))
     }
 
     fn use_host_llm() -> std::result::Result<(), WitError> {
@@ -337,7 +343,7 @@ impl Guest for Component {
     }
 
     fn use_host_tokenizer() -> std::result::Result<(), WitError> {
-        if mnemo::engine::tokenizer::count_tokens("mnemo").is_none() {
+        if crate::mnemo::engine::tokenizer::count_tokens("mnemo").is_none() {
             return Err(wit(Error::InvalidInput(
                 "the host has no tokenizer: its count-tokens answers none".into(),
             )));
@@ -346,7 +352,7 @@ impl Guest for Component {
     }
 
     fn erase(ns: String, what: String, now: i64) -> std::result::Result<String, WitError> {
-        with(|e| e.erase_json(&ns, &what, now))
+        with(|e| Json(&mut *e).erase(&ns, &what, now))
     }
 
     fn correct(
@@ -355,14 +361,14 @@ impl Guest for Component {
         correction: String,
         now: i64,
     ) -> std::result::Result<String, WitError> {
-        with(|e| e.correct_json(&ns, id, &correction, now))
+        with(|e| Json(&mut *e).correct(&ns, id, &correction, now))
     }
 
     fn request_erasure(ns: String, what: String, now: i64) -> std::result::Result<u64, WitError> {
         with(|e| {
             let v: serde_json::Value =
-                serde_json::from_str(&e.request_erasure_json(&ns, &what, now)?)
-                    .map_err(|x| mnemo::Error::InvalidInput(x.to_string()))?;
+                serde_json::from_str(&Json(&mut *e).request_erasure(&ns, &what, now)?)
+                    .map_err(|x| ::mnemo::Error::InvalidInput(x.to_string()))?;
             Ok(v["id"].as_u64().unwrap_or(0))
         })
     }
@@ -378,7 +384,7 @@ impl Guest for Component {
         log_n: Option<u8>,
         now: i64,
     ) -> std::result::Result<Vec<u8>, WitError> {
-        with(|e| e.export_encrypted_with(&ns, &passphrase, &random, now, log_n))
+        with(|e| Json(&*e).export_encrypted(&ns, &passphrase, &random, now, log_n))
     }
 
     fn import_encrypted(
@@ -386,15 +392,15 @@ impl Guest for Component {
         passphrase: String,
         file: Vec<u8>,
     ) -> std::result::Result<String, WitError> {
-        with(|e| e.import_encrypted_json(&ns, &passphrase, &file))
+        with(|e| Json(&mut *e).import_encrypted(&ns, &passphrase, &file))
     }
 
     fn reembed(ns: String) -> std::result::Result<String, WitError> {
-        with(|e| e.reembed_json(&ns))
+        with(|e| Json(&mut *e).reembed(&ns))
     }
 
     fn quarantined(ns: String) -> std::result::Result<String, WitError> {
-        with(|e| e.quarantined_json(&ns))
+        with(|e| Json(&mut *e).quarantined(&ns))
     }
 }
 
@@ -404,7 +410,7 @@ struct HostTokens;
 
 impl TokenCounter for HostTokens {
     fn count(&self, text: &str) -> usize {
-        mnemo::engine::tokenizer::count_tokens(text)
+        crate::mnemo::engine::tokenizer::count_tokens(text)
             .map_or_else(|| Estimate.count(text), |n| n as usize)
     }
 }
@@ -412,9 +418,9 @@ impl TokenCounter for HostTokens {
 /// The imported `llm`, lent to the engine for phrasing.
 struct HostLlm;
 
-impl mnemo::learn::phrasing::Llm for HostLlm {
+impl ::mnemo::learn::phrasing::Llm for HostLlm {
     fn complete(&mut self, prompt: &str, max_tokens: u32) -> std::result::Result<String, String> {
-        mnemo::engine::llm::complete(prompt, max_tokens)
+        crate::mnemo::engine::llm::complete(prompt, max_tokens)
     }
 }
 

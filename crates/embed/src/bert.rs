@@ -161,7 +161,7 @@ impl BertEmbedder {
             super::attention::fuse_attention(&mut base).map_err(onnx_err("fusing attention"))?;
         }
         let dim = hidden_dim(&base)?;
-        let fused = super::fuse::count(&base);
+        let fused = super::fused_ops::count(&base);
         let max_tokens = tokenizer.max_tokens();
         let cache = EmbeddingCache::new(config.cache_capacity);
         Ok(Self {

@@ -209,18 +209,6 @@ pub fn fuse(model: &mut TypedModel) -> TractResult<(usize, usize)> {
     Ok((norms, softmaxes))
 }
 
-/// How many fused layer norms and masked softmaxes a model holds (a fused attention block,
-/// [`super::attention::Attention`], holds one masked softmax).
-pub fn count(model: &TypedModel) -> (usize, usize) {
-    let norms = model.nodes.iter().filter(|n| n.op_is::<LayerNorm>()).count();
-    let softmaxes = model
-        .nodes
-        .iter()
-        .filter(|n| n.op_is::<MaskedSoftmax>() || n.op_is::<super::attention::Attention>())
-        .count();
-    (norms, softmaxes)
-}
-
 pub(super) fn bin_op<B: BinMiniOp>(model: &TypedModel, outlet: OutletId) -> Option<&TypedNode> {
     let node = model.node(outlet.node);
     node.op_as::<TypedBinOp>().filter(|op| op.0.is::<B>()).map(|_| node)

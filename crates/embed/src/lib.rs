@@ -15,6 +15,9 @@ mod cache;
 mod dequant;
 pub mod digest;
 mod fuse;
+#[cfg(test)]
+mod fused_model_tests;
+mod fused_ops;
 mod nnef;
 mod plan;
 mod tokenize;

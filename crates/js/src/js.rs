@@ -20,7 +20,7 @@ pub fn demo_scenario(seed: u32, days: u32) -> Result<String, JsValue> {
     if !(1..=365).contains(&days) {
         return Err(js_error(mnemo::Error::InvalidInput("a scenario has 1 to 365 days".into())));
     }
-    serde_json::to_string(&mnemo::learn::scenario::scenario(u64::from(seed), days))
+    serde_json::to_string(&mnemo::demo::scenario::scenario(u64::from(seed), days))
         .map_err(|e| JsValue::from_str(&e.to_string()))
 }
 

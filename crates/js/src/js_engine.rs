@@ -11,11 +11,12 @@ use wasm_bindgen::prelude::*;
 use super::js::js_error;
 #[cfg(feature = "model")]
 use super::js_embedder::JsEmbedder;
-use mnemo::engine::json;
 use mnemo::record::RuleStatus;
 use mnemo::store::journal::Journaled;
 use mnemo::store::{Batch, MemoryStore, Op};
 use mnemo::{Config, Engine, Error};
+use mnemo_json as json;
+use mnemo_json::Json;
 
 type Inner = Engine<Journaled<MemoryStore>>;
 
@@ -97,7 +98,7 @@ impl WasmEngine {
 
     /// The context for a task (`request` JSON: `engine::json_context`), as JSON.
     pub fn context(&mut self, ns: &str, request: &str, now: f64) -> Result<String, JsValue> {
-        self.inner.context_json(ns, request, now as i64).map_err(js_error)
+        Json(&mut self.inner).context(ns, request, now as i64).map_err(js_error)
     }
 
     /// Starts a task's working memory (`cap` tokens; 0 for the default 4,000).
@@ -110,7 +111,7 @@ impl WasmEngine {
         cap: f64,
     ) -> Result<String, JsValue> {
         let cap = (cap > 0.0).then_some(cap as usize);
-        self.inner.task_start_json(ns, id, content, cap).map_err(js_error)
+        Json(&mut self.inner).task_start(ns, id, content, cap).map_err(js_error)
     }
 
     /// Adds a step (reasoning, tool-result, approval, note) to a task's working memory.
@@ -122,19 +123,19 @@ impl WasmEngine {
         kind: &str,
         text: &str,
     ) -> Result<String, JsValue> {
-        self.inner.task_step_json(ns, id, kind, text).map_err(js_error)
+        Json(&mut self.inner).task_step(ns, id, kind, text).map_err(js_error)
     }
 
     /// A task's working memory as it is now (JSON).
     #[wasm_bindgen(js_name = workingMemory)]
     pub fn working_memory(&self, ns: &str, id: &str) -> Result<String, JsValue> {
-        self.inner.working_memory_json(ns, id).map_err(js_error)
+        Json(&self.inner).working_memory(ns, id).map_err(js_error)
     }
 
     /// Ends a task: its working memory is discarded and returned one last time (JSON).
     #[wasm_bindgen(js_name = taskEnd)]
     pub fn task_end(&mut self, ns: &str, id: &str) -> Result<String, JsValue> {
-        self.inner.task_end_json(ns, id).map_err(js_error)
+        Json(&mut self.inner).task_end(ns, id).map_err(js_error)
     }
 
     /// The full text behind an id a context gave (episode:42, rule:3, fact:KEY, …).
@@ -195,7 +196,7 @@ impl WasmEngine {
         episode: &str,
         vector: Option<Vec<f32>>,
     ) -> Result<String, JsValue> {
-        self.inner.remember_json(ns, episode, vector.as_deref()).map_err(js_error)
+        Json(&mut self.inner).remember(ns, episode, vector.as_deref()).map_err(js_error)
     }
 
     /// Recalls: `query` (JSON) has `text`, `k`, `filter`, `touch`, `timeExpressions`; `vector`
@@ -207,7 +208,7 @@ impl WasmEngine {
         now: f64,
         vector: Option<Vec<f32>>,
     ) -> Result<String, JsValue> {
-        self.inner.recall_json(ns, query, now as i64, vector).map_err(js_error)
+        Json(&mut self.inner).recall(ns, query, now as i64, vector).map_err(js_error)
     }
 
     /// Changes an episode's status (`raw`, `active`, `superseded`, `rejected`).
@@ -218,7 +219,7 @@ impl WasmEngine {
 
     /// Episodes created before `before` (ms), oldest first, `limit` at most.
     pub fn timeline(&mut self, ns: &str, before: f64, limit: usize) -> Result<String, JsValue> {
-        self.inner.timeline_json(ns, before as i64, limit).map_err(js_error)
+        Json(&mut self.inner).timeline(ns, before as i64, limit).map_err(js_error)
     }
 
     /// Sets a fact: `fact` (JSON) has `key`, `value`, `source` (explicit, admin, implicit),
@@ -226,24 +227,24 @@ impl WasmEngine {
     /// `{written|confirmed|refused…}`.
     #[wasm_bindgen(js_name = setFact)]
     pub fn set_fact(&mut self, ns: &str, fact: &str, now: f64) -> Result<String, JsValue> {
-        self.inner.set_fact_json(ns, fact, now as i64).map_err(js_error)
+        Json(&mut self.inner).set_fact(ns, fact, now as i64).map_err(js_error)
     }
 
     /// The current fact under `key` (null when none holds at `now`; low-confidence ones only
     /// with `all`).
     pub fn fact(&mut self, ns: &str, key: &str, now: f64, all: bool) -> Result<String, JsValue> {
-        self.inner.fact_json(ns, key, now as i64, all).map_err(js_error)
+        Json(&self.inner).fact(ns, key, now as i64, all).map_err(js_error)
     }
 
     /// Every fact holding at `now`.
     pub fn facts(&mut self, ns: &str, now: f64, all: bool) -> Result<String, JsValue> {
-        self.inner.facts_json(ns, now as i64, all).map_err(js_error)
+        Json(&self.inner).facts(ns, now as i64, all).map_err(js_error)
     }
 
     /// Every version of a fact, oldest first.
     #[wasm_bindgen(js_name = factHistory)]
     pub fn fact_history(&self, ns: &str, key: &str) -> Result<String, JsValue> {
-        self.inner.fact_history_json(ns, key).map_err(js_error)
+        Json(&self.inner).fact_history(ns, key).map_err(js_error)
     }
 
     /// Makes version `version` of a fact current again; returns the new version number.
@@ -276,7 +277,7 @@ impl WasmEngine {
 
     /// Rules with one of `statuses` (all when empty).
     pub fn rules(&self, ns: &str, statuses: Vec<String>) -> Result<String, JsValue> {
-        self.inner.rules_json(ns, &statuses).map_err(js_error)
+        Json(&self.inner).rules(ns, &statuses).map_err(js_error)
     }
 
     /// Stores one behaviour signal (JSON); returns `{id}`.
@@ -286,17 +287,17 @@ impl WasmEngine {
 
     /// Stores JSON Lines of signals, every line checked first; returns `{ids}`.
     pub fn signals(&mut self, ns: &str, jsonl: &str) -> Result<String, JsValue> {
-        self.inner.signals_jsonl(ns, jsonl).map_err(js_error)
+        Json(&mut self.inner).signals(ns, jsonl).map_err(js_error)
     }
 
     /// Runs the pattern detector at `now`; returns what it wrote.
     pub fn observe(&mut self, ns: &str, now: f64) -> Result<String, JsValue> {
-        self.inner.observe_json(ns, now as i64).map_err(js_error)
+        Json(&mut self.inner).observe(ns, now as i64).map_err(js_error)
     }
 
     /// Observations with one of `statuses` (open, rejected, merged; all when empty).
     pub fn observations(&self, ns: &str, statuses: Vec<String>) -> Result<String, JsValue> {
-        self.inner.observations_json(ns, &statuses).map_err(js_error)
+        Json(&self.inner).observations(ns, &statuses).map_err(js_error)
     }
 
     /// The user's verdict on observation `id`: "right" or "wrong".
@@ -307,12 +308,12 @@ impl WasmEngine {
         verdict: &str,
         now: f64,
     ) -> Result<String, JsValue> {
-        self.inner.feedback_json(ns, id as u64, verdict, now as i64).map_err(js_error)
+        Json(&mut self.inner).feedback(ns, id as u64, verdict, now as i64).map_err(js_error)
     }
 
     /// Promotes the observations that qualify; returns the new rules.
     pub fn promote(&mut self, ns: &str, now: f64) -> Result<String, JsValue> {
-        self.inner.promote_json(ns, now as i64).map_err(js_error)
+        Json(&mut self.inner).promote(ns, now as i64).map_err(js_error)
     }
 
     /// How the task served by recall `retrieval_id` ended: success, failure or partial.
@@ -323,30 +324,32 @@ impl WasmEngine {
         outcome: &str,
         now: f64,
     ) -> Result<String, JsValue> {
-        self.inner.outcome_json(ns, retrieval_id as u64, outcome, now as i64).map_err(js_error)
+        Json(&mut self.inner)
+            .outcome(ns, retrieval_id as u64, outcome, now as i64)
+            .map_err(js_error)
     }
 
     /// Entries that precede failures, successes or nothing.
     #[wasm_bindgen(js_name = outcomeReport)]
     pub fn outcome_report(&self, ns: &str) -> Result<String, JsValue> {
-        self.inner.outcome_report_json(ns).map_err(js_error)
+        Json(&self.inner).outcome_report(ns).map_err(js_error)
     }
 
     /// The nightly job at `now`, spending about `budget` work units (negative: no limit).
     pub fn nightly(&mut self, ns: &str, now: f64, budget: f64) -> Result<String, JsValue> {
         let budget = (budget >= 0.0).then_some(budget as u64);
-        self.inner.nightly_json(ns, now as i64, budget).map_err(js_error)
+        Json(&mut self.inner).nightly(ns, now as i64, budget).map_err(js_error)
     }
 
     /// The reports of the last finished nightly runs, oldest first (JSON).
     #[wasm_bindgen(js_name = nightlyLog)]
     pub fn nightly_log(&self, ns: &str) -> Result<String, JsValue> {
-        self.inner.nightly_log_json(ns).map_err(js_error)
+        Json(&self.inner).nightly_log(ns).map_err(js_error)
     }
 
     /// Counts per tier and status, retrievable vs cold, and bytes (JSON).
     pub fn stats(&mut self, ns: &str, now: f64) -> Result<String, JsValue> {
-        self.inner.stats_json(ns, now as i64).map_err(js_error)
+        Json(&mut self.inner).stats(ns, now as i64).map_err(js_error)
     }
 
     /// The recency factor the default scoring gives an episode of `tier` last accessed
@@ -365,7 +368,7 @@ impl WasmEngine {
         } else {
             Some(mnemo::engine::MAINTAIN_BUDGET)
         };
-        self.inner.maintain_json(force, budget).map_err(js_error)
+        Json(&mut self.inner).maintain(force, budget).map_err(js_error)
     }
 
     /// Deletes every record of namespace `ns`; returns how many.
@@ -381,6 +384,6 @@ impl WasmEngine {
 
     /// How `ns` was opened: `{from: "snapshot" | "records", …}` (null when not loaded).
     pub fn opened(&self, ns: &str) -> Result<String, JsValue> {
-        self.inner.opened_json(ns).map_err(js_error)
+        Json(&self.inner).opened(ns).map_err(js_error)
     }
 }

@@ -2,6 +2,8 @@
 
 use wasm_bindgen::prelude::*;
 
+use mnemo_json::Json;
+
 use super::js::js_error;
 use super::js_engine::WasmEngine;
 
@@ -10,7 +12,7 @@ impl WasmEngine {
     /// Erases (`what` JSON: `{scope, subject?, id?}`) and returns the receipt (JSON). The host
     /// then writes the journal and, when `takeVacuum` says so, compacts its storage.
     pub fn erase(&mut self, ns: &str, what: &str, now: f64) -> Result<String, JsValue> {
-        self.inner.erase_json(ns, what, now as i64).map_err(js_error)
+        Json(&mut self.inner).erase(ns, what, now as i64).map_err(js_error)
     }
 
     /// Replaces episode `id`'s text (`correction` JSON: `{text, verdict?, vector?}`), with the
@@ -22,13 +24,13 @@ impl WasmEngine {
         correction: &str,
         now: f64,
     ) -> Result<String, JsValue> {
-        self.inner.correct_json(ns, id as u64, correction, now as i64).map_err(js_error)
+        Json(&mut self.inner).correct(ns, id as u64, correction, now as i64).map_err(js_error)
     }
 
     /// Queues an erasure for the nightly job; returns `{id}`.
     #[wasm_bindgen(js_name = requestErasure)]
     pub fn request_erasure(&mut self, ns: &str, what: &str, now: f64) -> Result<String, JsValue> {
-        self.inner.request_erasure_json(ns, what, now as i64).map_err(js_error)
+        Json(&mut self.inner).request_erasure(ns, what, now as i64).map_err(js_error)
     }
 
     /// True once after an erasure asked the storage to drop deleted bytes.
@@ -54,8 +56,8 @@ impl WasmEngine {
         now: f64,
         log_n: Option<u8>,
     ) -> Result<Vec<u8>, JsValue> {
-        self.inner
-            .export_encrypted_with(ns, passphrase, random, now as i64, log_n)
+        Json(&self.inner)
+            .export_encrypted(ns, passphrase, random, now as i64, log_n)
             .map_err(js_error)
     }
 
@@ -67,16 +69,16 @@ impl WasmEngine {
         passphrase: &str,
         file: &[u8],
     ) -> Result<String, JsValue> {
-        self.inner.import_encrypted_json(ns, passphrase, file).map_err(js_error)
+        Json(&mut self.inner).import_encrypted(ns, passphrase, file).map_err(js_error)
     }
 
     /// Re-embeds every episode with the attached embedder; returns `{reembedded}`.
     pub fn reembed(&mut self, ns: &str) -> Result<String, JsValue> {
-        self.inner.reembed_json(ns).map_err(js_error)
+        Json(&mut self.inner).reembed(ns).map_err(js_error)
     }
 
     /// Records that could not be read when `ns` was opened (JSON list).
     pub fn quarantined(&mut self, ns: &str) -> Result<String, JsValue> {
-        self.inner.quarantined_json(ns).map_err(js_error)
+        Json(&mut self.inner).quarantined(ns).map_err(js_error)
     }
 }

@@ -1,17 +1,16 @@
 //! The learning loop through JSON text, for bindings (JS, the WIT component, the CLI's
 //! `--json`): the same shapes everywhere, camelCase fields.
 
+use std::ops::{Deref, DerefMut};
+
+use mnemo::Engine;
 use serde_json::{json, Value};
 
-use super::Engine;
-use crate::error::{Error, Result};
-use crate::learn::pattern::Pattern;
-use crate::record::{Observation, ObservationStatus, Outcome, Rule};
-use crate::store::KvStore;
-
-fn out(v: impl serde::Serialize) -> Result<String> {
-    serde_json::to_string(&v).map_err(|e| Error::InvalidInput(e.to_string()))
-}
+use crate::{out, Json};
+use mnemo::error::{Error, Result};
+use mnemo::learn::pattern::Pattern;
+use mnemo::record::{Observation, ObservationStatus, Outcome, Rule};
+use mnemo::store::KvStore;
 
 /// An observation status from its name.
 pub fn observation_status(s: &str) -> Result<ObservationStatus> {
@@ -51,28 +50,36 @@ pub fn observation_json(o: &Observation) -> Value {
     v
 }
 
-impl<S: KvStore> Engine<S> {
-    /// [`Engine::signals_json`] over JSON Lines text; returns `{ids}`.
-    pub fn signals_jsonl(&mut self, ns: &str, jsonl: &str) -> Result<String> {
-        let lines: Vec<&str> = jsonl.lines().filter(|l| !l.trim().is_empty()).collect();
-        out(json!({ "ids": self.signals_json(ns, &lines)? }))
-    }
-
-    /// [`Engine::observe`] as JSON.
-    pub fn observe_json(&mut self, ns: &str, now: i64) -> Result<String> {
-        out(self.observe(ns, now)?)
-    }
-
+impl<S: KvStore, R: Deref<Target = Engine<S>>> Json<R> {
     /// [`Engine::observations`] with statuses by name (all when empty), each with its
     /// effective `confidence` and parsed `patternDetail`.
-    pub fn observations_json(&self, ns: &str, statuses: &[String]) -> Result<String> {
+    pub fn observations(&self, ns: &str, statuses: &[String]) -> Result<String> {
         let want = statuses.iter().map(|s| observation_status(s)).collect::<Result<Vec<_>>>()?;
-        let list: Vec<Value> = self.observations(ns, &want)?.iter().map(observation_json).collect();
+        let list: Vec<Value> =
+            self.0.observations(ns, &want)?.iter().map(observation_json).collect();
         out(list)
     }
 
+    /// [`Engine::outcome_report`] as JSON.
+    pub fn outcome_report(&self, ns: &str) -> Result<String> {
+        out(self.0.outcome_report(ns)?)
+    }
+}
+
+impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
+    /// [`Engine::signals_json`] over JSON Lines text; returns `{ids}`.
+    pub fn signals(&mut self, ns: &str, jsonl: &str) -> Result<String> {
+        let lines: Vec<&str> = jsonl.lines().filter(|l| !l.trim().is_empty()).collect();
+        out(json!({ "ids": self.0.signals_json(ns, &lines)? }))
+    }
+
+    /// [`Engine::observe`] as JSON.
+    pub fn observe(&mut self, ns: &str, now: i64) -> Result<String> {
+        out(self.0.observe(ns, now)?)
+    }
+
     /// [`Engine::feedback`] with `verdict` "right" or "wrong".
-    pub fn feedback_json(&mut self, ns: &str, id: u64, verdict: &str, now: i64) -> Result<String> {
+    pub fn feedback(&mut self, ns: &str, id: u64, verdict: &str, now: i64) -> Result<String> {
         let right = match verdict {
             "right" => true,
             "wrong" => false,
@@ -82,19 +89,19 @@ impl<S: KvStore> Engine<S> {
                 )))
             }
         };
-        let f = self.feedback(ns, id, right, now)?;
+        let f = self.0.feedback(ns, id, right, now)?;
         let mut v = serde_json::to_value(&f).map_err(|e| Error::InvalidInput(e.to_string()))?;
         v["observation"] = observation_json(&f.observation);
         out(v)
     }
 
     /// [`Engine::promote`] as JSON.
-    pub fn promote_json(&mut self, ns: &str, now: i64) -> Result<String> {
-        out(self.promote(ns, now)?)
+    pub fn promote(&mut self, ns: &str, now: i64) -> Result<String> {
+        out(self.0.promote(ns, now)?)
     }
 
     /// [`Engine::outcome`] with `outcome` success, failure or partial; returns `{ok: true}`.
-    pub fn outcome_json(
+    pub fn outcome(
         &mut self,
         ns: &str,
         retrieval_id: u64,
@@ -102,22 +109,17 @@ impl<S: KvStore> Engine<S> {
         now: i64,
     ) -> Result<String> {
         let o: Outcome = outcome.parse()?;
-        self.outcome(ns, retrieval_id, o, now)?;
+        self.0.outcome(ns, retrieval_id, o, now)?;
         out(json!({ "ok": true }))
     }
 
-    /// [`Engine::outcome_report`] as JSON.
-    pub fn outcome_report_json(&self, ns: &str) -> Result<String> {
-        out(self.outcome_report(ns)?)
-    }
-
     /// [`Engine::nightly`] as JSON.
-    pub fn nightly_json(&mut self, ns: &str, now: i64, budget: Option<u64>) -> Result<String> {
-        out(self.nightly(ns, now, budget)?)
+    pub fn nightly(&mut self, ns: &str, now: i64, budget: Option<u64>) -> Result<String> {
+        out(self.0.nightly(ns, now, budget)?)
     }
 
     /// [`Engine::recall_observations`] as JSON.
-    pub fn recall_observations_json(
+    pub fn recall_observations(
         &mut self,
         ns: &str,
         text: &str,
@@ -125,6 +127,6 @@ impl<S: KvStore> Engine<S> {
         k: usize,
         now: i64,
     ) -> Result<String> {
-        out(self.recall_observations(ns, text, vector, k, now)?)
+        out(self.0.recall_observations(ns, text, vector, k, now)?)
     }
 }

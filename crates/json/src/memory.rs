@@ -1,34 +1,19 @@
-//! The engine through JSON text, for bindings (JS, the WIT component): the same shapes
-//! everywhere, camelCase fields, typed errors.
+//! Episodes, recall, facts, rules, statistics and maintenance through JSON text.
 
+use std::ops::{Deref, DerefMut};
+
+use mnemo::Engine;
 use serde_json::{json, Value};
 
-use super::{Config, Engine, FactInput, FactWrite, Filter, Opened, Query, Remembered};
-use crate::embed::passages::{Passage, TextVectors};
-use crate::error::{Error, Result};
-use crate::record::json::{episode_from_json, time_from_json};
-use crate::record::{RuleStatus, Status};
-use crate::store::KvStore;
-use crate::time::Window;
+use mnemo::engine::{Config, FactInput, FactWrite, Filter, Opened, Query, Remembered};
 
-fn parse(text: &str, what: &str) -> Result<Value> {
-    serde_json::from_str(text).map_err(|e| Error::InvalidInput(format!("{what} is not JSON: {e}")))
-}
-
-pub(crate) fn out(v: impl serde::Serialize) -> Result<String> {
-    serde_json::to_string(&v).map_err(|e| Error::InvalidInput(e.to_string()))
-}
-
-fn str_of<'a>(v: &'a Value, name: &str) -> Option<&'a str> {
-    v.get(name).and_then(Value::as_str)
-}
-
-fn strings(v: &Value, name: &str) -> Vec<String> {
-    v.get(name)
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
-        .unwrap_or_default()
-}
+use crate::{out, parse, str_of, strings, Json};
+use mnemo::embed::passages::{Passage, TextVectors};
+use mnemo::error::{Error, Result};
+use mnemo::record::json::{episode_from_json, time_from_json};
+use mnemo::record::{RuleStatus, Status};
+use mnemo::store::KvStore;
+use mnemo::time::Window;
 
 /// A status from its name.
 pub fn status(s: &str) -> Result<Status> {
@@ -90,32 +75,67 @@ pub fn config(options: &str) -> Result<Config> {
         config.policy.min_chars = 1;
         config.policy.discard_kinds.clear();
         config.policy.discard_containing.clear();
-        config.policy.secrets = super::policy::SecretAction::Keep;
+        config.policy.secrets = mnemo::engine::SecretAction::Keep;
     }
     Ok(config)
 }
 
-impl<S: KvStore> Engine<S> {
+impl<S: KvStore, R: Deref<Target = Engine<S>>> Json<R> {
+    /// [`Engine::nightly_log`] as a JSON list of nightly reports, oldest first.
+    pub fn nightly_log(&self, ns: &str) -> Result<String> {
+        out(self.0.nightly_log(ns)?)
+    }
+
+    /// [`Engine::fact`] as JSON (null when none holds).
+    pub fn fact(&self, ns: &str, key: &str, now: i64, all: bool) -> Result<String> {
+        out(self.0.fact(ns, key, now, all)?)
+    }
+
+    /// [`Engine::facts`] (every policy) as JSON.
+    pub fn facts(&self, ns: &str, now: i64, all: bool) -> Result<String> {
+        out(self.0.facts(ns, now, &[], all)?)
+    }
+
+    /// [`Engine::fact_history`] as JSON.
+    pub fn fact_history(&self, ns: &str, key: &str) -> Result<String> {
+        out(self.0.fact_history(ns, key)?)
+    }
+
+    /// [`Engine::rules`] with statuses by name (all when empty), as a JSON list of
+    /// `engine::json_learn::rule_json` objects.
+    pub fn rules(&self, ns: &str, statuses: &[String]) -> Result<String> {
+        let want = statuses.iter().map(|s| s.parse::<RuleStatus>()).collect::<Result<Vec<_>>>()?;
+        out(self.0.rules(ns, &want)?.iter().map(crate::learning::rule_json).collect::<Vec<_>>())
+    }
+
+    /// [`Engine::opened`] as JSON: `{from: "snapshot" | "records", …}` or null.
+    pub fn opened(&self, ns: &str) -> Result<String> {
+        out(self.0.opened(ns).map(|o| match o {
+            Opened::Rebuilt { reason } => json!({"from": "records", "reason": reason}),
+            Opened::Snapshot { watermark, replayed, refreshed } => json!({
+                "from": "snapshot", "watermark": watermark, "replayed": replayed,
+                "refreshed": refreshed
+            }),
+        }))
+    }
+}
+
+impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
     /// [`Engine::remember`] from a JSON episode (`record::json`); returns
     /// `{stored: true, id, importance, reason}` or `{stored: false, reason}`. A host that
     /// embedded a long text as passages itself passes the whole text's vector as `vector` and
     /// the passages in the episode as `passages: [{start, end, vector}]`
     /// ([`Engine::remember_passages`]); otherwise the engine's embedder makes them.
-    pub fn remember_json(
-        &mut self,
-        ns: &str,
-        episode: &str,
-        vector: Option<&[f32]>,
-    ) -> Result<String> {
+    pub fn remember(&mut self, ns: &str, episode: &str, vector: Option<&[f32]>) -> Result<String> {
         let v = parse(episode, "episode")?;
         let e = episode_from_json(&v)?;
         let stored =
             match (v.get("passages"), vector) {
-                (None | Some(Value::Null), _) => self.remember(ns, e, vector)?,
+                (None | Some(Value::Null), _) => self.0.remember(ns, e, vector)?,
                 (Some(p), Some(whole)) => {
                     let vectors =
                         TextVectors { whole: whole.to_vec(), passages: passages_from_json(p)? };
-                    self.remember_passages(ns, e, vectors)?
+                    self.0.remember_passages(ns, e, vectors)?
                 }
                 (Some(_), None) => return Err(Error::InvalidInput(
                     "\"passages\" came without the text's vector: pass the whole text's vector \
@@ -133,7 +153,7 @@ impl<S: KvStore> Engine<S> {
 
     /// [`Engine::recall`] from a JSON query (`text`, `k`, `filter`, `touch`,
     /// `timeExpressions`, `includeCold`, `formula`, `scoring`: see [`scoring`]); returns `{hits: [{episode, explanation}], window, windowDropped}`.
-    pub fn recall_json(
+    pub fn recall(
         &mut self,
         ns: &str,
         query: &str,
@@ -151,8 +171,8 @@ impl<S: KvStore> Engine<S> {
         query.time_expressions = q.get("timeExpressions").and_then(Value::as_bool).unwrap_or(true);
         query.include_cold = q.get("includeCold").and_then(Value::as_bool).unwrap_or(false);
         query.vector = vector;
-        query.scoring = scoring(&q, &self.config.scoring)?;
-        let r = self.recall(ns, &query, now)?;
+        query.scoring = scoring(&q, &self.0.config().scoring)?;
+        let r = self.0.recall(ns, &query, now)?;
         let hits: Vec<Value> = r
             .hits
             .iter()
@@ -165,38 +185,23 @@ impl<S: KvStore> Engine<S> {
 
     /// [`Engine::stats`] as `{episodes, retrievable, cold, tiers: {raw, weekly, monthly},
     /// statuses: {raw, active, superseded, rejected}, bytes}` (integers).
-    pub fn stats_json(&mut self, ns: &str, now: i64) -> Result<String> {
-        out(self.stats(ns, now)?)
-    }
-
-    /// [`Engine::nightly_log`] as a JSON list of nightly reports, oldest first.
-    pub fn nightly_log_json(&self, ns: &str) -> Result<String> {
-        out(self.nightly_log(ns)?)
+    pub fn stats(&mut self, ns: &str, now: i64) -> Result<String> {
+        out(self.0.stats(ns, now)?)
     }
 
     /// [`Engine::timeline`] as a JSON list.
-    pub fn timeline_json(&mut self, ns: &str, before: i64, limit: usize) -> Result<String> {
-        out(self.timeline(ns, before, limit)?)
+    pub fn timeline(&mut self, ns: &str, before: i64, limit: usize) -> Result<String> {
+        out(self.0.timeline(ns, before, limit)?)
     }
 
     /// [`Engine::write_fact`] from `{key, value, source?, origin?, confidence?, policy?,
     /// ttlMs?}` (unlabelled input is source `implicit`, origin `unknown`); returns
     /// `{result: "written" | "confirmed", version, source, origin}` or `{result: "refused",
     /// heldBy}`. `source` is the one written: an untrusted origin's is capped at implicit.
-    pub fn set_fact_json(&mut self, ns: &str, fact: &str, now: i64) -> Result<String> {
-        let f = parse(fact, "fact")?;
-        let need = |name: &str| {
-            str_of(&f, name)
-                .ok_or_else(|| Error::InvalidInput(format!("a fact needs a \"{name}\"")))
-        };
-        let mut input = FactInput::new(need("key")?, need("value")?);
-        input.source = str_of(&f, "source").unwrap_or("implicit").parse()?;
-        input.origin = str_of(&f, "origin").unwrap_or("unknown").parse()?;
-        input.policy = str_of(&f, "policy").unwrap_or("auto-inject").parse()?;
-        input.confidence = f.get("confidence").and_then(Value::as_f64).unwrap_or(1.0) as f32;
-        input.ttl_ms = f.get("ttlMs").and_then(Value::as_i64);
+    pub fn set_fact(&mut self, ns: &str, fact: &str, now: i64) -> Result<String> {
+        let input = FactInput::from_json(&parse(fact, "fact")?)?;
         let (source, origin) = (input.effective_source(), input.origin);
-        out(match self.write_fact(ns, &input, now)? {
+        out(match self.0.write_fact(ns, &input, now)? {
             FactWrite::Written { version } => json!({"result": "written", "version": version,
                 "source": source, "origin": origin}),
             FactWrite::Confirmed { version } => json!({"result": "confirmed", "version": version,
@@ -205,59 +210,26 @@ impl<S: KvStore> Engine<S> {
         })
     }
 
-    /// [`Engine::fact`] as JSON (null when none holds).
-    pub fn fact_json(&self, ns: &str, key: &str, now: i64, all: bool) -> Result<String> {
-        out(self.fact(ns, key, now, all)?)
-    }
-
-    /// [`Engine::facts`] (every policy) as JSON.
-    pub fn facts_json(&self, ns: &str, now: i64, all: bool) -> Result<String> {
-        out(self.facts(ns, now, &[], all)?)
-    }
-
-    /// [`Engine::fact_history`] as JSON.
-    pub fn fact_history_json(&self, ns: &str, key: &str) -> Result<String> {
-        out(self.fact_history(ns, key)?)
-    }
-
-    /// [`Engine::rules`] with statuses by name (all when empty), as a JSON list of
-    /// `engine::json_learn::rule_json` objects.
-    pub fn rules_json(&self, ns: &str, statuses: &[String]) -> Result<String> {
-        let want = statuses.iter().map(|s| s.parse::<RuleStatus>()).collect::<Result<Vec<_>>>()?;
-        out(self.rules(ns, &want)?.iter().map(super::json_learn::rule_json).collect::<Vec<_>>())
-    }
-
     /// [`Engine::maintain`] as JSON.
-    pub fn maintain_json(&mut self, force: bool, budget: Option<u64>) -> Result<String> {
-        let m = self.maintain(force, budget)?;
+    pub fn maintain(&mut self, force: bool, budget: Option<u64>) -> Result<String> {
+        let m = self.0.maintain(force, budget)?;
         out(json!({"sealed": m.sealed, "merges": m.merges, "segments": m.segments,
             "snapshots": m.snapshots, "snapshotBytes": m.snapshot_bytes, "work": m.work,
             "done": m.done}))
-    }
-
-    /// [`Engine::opened`] as JSON: `{from: "snapshot" | "records", …}` or null.
-    pub fn opened_json(&self, ns: &str) -> Result<String> {
-        out(self.opened(ns).map(|o| match o {
-            Opened::Rebuilt { reason } => json!({"from": "records", "reason": reason}),
-            Opened::Snapshot { watermark, replayed, refreshed } => json!({
-                "from": "snapshot", "watermark": watermark, "replayed": replayed,
-                "refreshed": refreshed
-            }),
-        }))
     }
 }
 
 /// A query's own scoring, when it names one: `formula` (`balanced`, `plain-decay`, `weighted`,
 /// `lexical` for BM25 alone, `dense` for the cosine alone) and `scoring`, an object of
 /// parameter overrides by [`Scoring::set`] name (`{"recency_floor": 1}`).
-fn scoring(q: &Value, default: &crate::engine::Scoring) -> Result<Option<crate::engine::Scoring>> {
+fn scoring(q: &Value, default: &mnemo::engine::Scoring) -> Result<Option<mnemo::engine::Scoring>> {
     if q.get("formula").is_none() && q.get("scoring").is_none() {
         return Ok(None);
     }
     let mut s = default.clone();
     if let Some(f) = q.get("formula") {
         let name = f.as_str().unwrap_or_default();
-        s.formula = crate::engine::Formula::parse(name).ok_or_else(|| {
+        s.formula = mnemo::engine::Formula::parse(name).ok_or_else(|| {
             Error::InvalidInput(format!(
                 "unknown formula {f}: use balanced, plain-decay, weighted, lexical or dense"
             ))

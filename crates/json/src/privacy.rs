@@ -1,10 +1,15 @@
 //! JSON forms of erasure, export and repair, shared by the JS, WIT and CLI surfaces.
 
+use std::ops::{Deref, DerefMut};
+
+use mnemo::Engine;
 use serde_json::json;
 
-use super::{Engine, Erasure, ExportOptions};
-use crate::error::{Error, Result};
-use crate::store::KvStore;
+use mnemo::engine::{Erasure, ExportOptions};
+
+use crate::{out, Json};
+use mnemo::error::{Error, Result};
+use mnemo::store::KvStore;
 
 fn what(json: &str) -> Result<Erasure> {
     let v: serde_json::Value = serde_json::from_str(json)
@@ -12,47 +17,10 @@ fn what(json: &str) -> Result<Erasure> {
     Erasure::from_json(&v)
 }
 
-fn out(v: impl serde::Serialize) -> Result<String> {
-    serde_json::to_string(&v).map_err(|e| Error::InvalidInput(e.to_string()))
-}
-
-impl<S: KvStore> Engine<S> {
-    /// [`Engine::erase`] from `{scope: "namespace" | "subject" | "episode", subject?, id?}`;
-    /// returns the receipt.
-    pub fn erase_json(&mut self, ns: &str, erasure: &str, now: i64) -> Result<String> {
-        out(self.erase(ns, &what(erasure)?, now)?)
-    }
-
-    /// [`Engine::correct`] from `{text, verdict?, vector?}`; returns the receipt.
-    pub fn correct_json(
-        &mut self,
-        ns: &str,
-        id: u64,
-        correction: &str,
-        now: i64,
-    ) -> Result<String> {
-        #[derive(serde::Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct Input {
-            text: String,
-            verdict: Option<String>,
-            vector: Option<Vec<f32>>,
-        }
-        let c: Input = serde_json::from_str(correction).map_err(|e| {
-            Error::InvalidInput(format!("a correction is {{text, verdict?, vector?}}: {e}"))
-        })?;
-        let fix = super::Correction { text: c.text, verdict: c.verdict };
-        out(self.correct(ns, id, &fix, c.vector.as_deref(), now)?)
-    }
-
-    /// [`Engine::request_erasure`] from the same JSON; returns `{id}`.
-    pub fn request_erasure_json(&mut self, ns: &str, erasure: &str, now: i64) -> Result<String> {
-        out(json!({"id": self.request_erasure(ns, &what(erasure)?, now)?}))
-    }
-
+impl<S: KvStore, R: Deref<Target = Engine<S>>> Json<R> {
     /// [`Engine::export_encrypted`] with 23 random bytes from the host (16 salt, 7 nonce) and
     /// scrypt's cost `log_n` (15 when `None`).
-    pub fn export_encrypted_with(
+    pub fn export_encrypted(
         &self,
         ns: &str,
         passphrase: &str,
@@ -64,26 +32,50 @@ impl<S: KvStore> Engine<S> {
         if let Some(n) = log_n {
             options.log_n = n;
         }
-        self.export_encrypted_bytes(ns, passphrase, &options)
+        self.0.export_encrypted_bytes(ns, passphrase, &options)
+    }
+}
+
+impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
+    /// [`Engine::erase`] from `{scope: "namespace" | "subject" | "episode", subject?, id?}`;
+    /// returns the receipt.
+    pub fn erase(&mut self, ns: &str, erasure: &str, now: i64) -> Result<String> {
+        out(self.0.erase(ns, &what(erasure)?, now)?)
+    }
+
+    /// [`Engine::correct`] from `{text, verdict?, vector?}`; returns the receipt.
+    pub fn correct(&mut self, ns: &str, id: u64, correction: &str, now: i64) -> Result<String> {
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Input {
+            text: String,
+            verdict: Option<String>,
+            vector: Option<Vec<f32>>,
+        }
+        let c: Input = serde_json::from_str(correction).map_err(|e| {
+            Error::InvalidInput(format!("a correction is {{text, verdict?, vector?}}: {e}"))
+        })?;
+        let fix = mnemo::engine::Correction { text: c.text, verdict: c.verdict };
+        out(self.0.correct(ns, id, &fix, c.vector.as_deref(), now)?)
+    }
+
+    /// [`Engine::request_erasure`] from the same JSON; returns `{id}`.
+    pub fn request_erasure(&mut self, ns: &str, erasure: &str, now: i64) -> Result<String> {
+        out(json!({"id": self.0.request_erasure(ns, &what(erasure)?, now)?}))
     }
 
     /// [`Engine::import_encrypted`]; returns `{records, bytes}`.
-    pub fn import_encrypted_json(
-        &mut self,
-        ns: &str,
-        passphrase: &str,
-        file: &[u8],
-    ) -> Result<String> {
-        out(self.import_encrypted(ns, passphrase, file)?)
+    pub fn import_encrypted(&mut self, ns: &str, passphrase: &str, file: &[u8]) -> Result<String> {
+        out(self.0.import_encrypted(ns, passphrase, file)?)
     }
 
     /// [`Engine::reembed`]; returns `{reembedded}`.
-    pub fn reembed_json(&mut self, ns: &str) -> Result<String> {
-        out(json!({"reembedded": self.reembed(ns)?}))
+    pub fn reembed(&mut self, ns: &str) -> Result<String> {
+        out(json!({"reembedded": self.0.reembed(ns)?}))
     }
 
     /// [`Engine::quarantined`] as a JSON list of `{key, episode, reason}`.
-    pub fn quarantined_json(&mut self, ns: &str) -> Result<String> {
-        out(self.quarantined(ns)?)
+    pub fn quarantined(&mut self, ns: &str) -> Result<String> {
+        out(self.0.quarantined(ns)?)
     }
 }

@@ -10,10 +10,12 @@
 //! - [`usage`]: access statistics kept in memory and folded into the records later, replayed
 //!   from the retrieval log on open (`Meta/usage`).
 //!
-//! Nothing here reads `engine::space`: the loaded namespace calls in, handing over its parts.
+//! Nothing here reads `engine::namespace`: the loaded namespace calls in, handing over its parts.
 
 pub(crate) mod assemble;
 pub(crate) mod feed;
 pub(crate) mod meta;
 pub(crate) mod snapshot;
+#[cfg(test)]
+mod snapshot_tests;
 pub(crate) mod usage;

@@ -20,8 +20,8 @@
 
 use std::collections::BTreeMap;
 
-use super::signals::free_id;
-use super::Engine;
+use crate::engine::learning::signals::free_id;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::learn::confidence::wilson;
 use crate::record::outcome::{decode_outcome, encode_outcome, encode_weights, Retrieval};
@@ -100,7 +100,7 @@ impl<S: KvStore> Engine<S> {
     /// Ids of the active rules of `ns` (what every context gets whole), read once and kept
     /// with the loaded namespace until a rule is written ([`Engine::write_rules`]).
     pub(crate) fn active_rule_ids(&mut self, ns: &Namespace) -> Result<Vec<u64>> {
-        if let Some(ids) = self.spaces.get(ns.as_str()).and_then(|s| s.active_rules.clone()) {
+        if let Some(ids) = self.namespaces.get(ns.as_str()).and_then(|s| s.active_rules.clone()) {
             return Ok(ids);
         }
         let mut ids = Vec::new();
@@ -111,7 +111,7 @@ impl<S: KvStore> Engine<S> {
             }
             Ok(())
         })?;
-        if let Some(space) = self.spaces.get_mut(ns.as_str()) {
+        if let Some(space) = self.namespaces.get_mut(ns.as_str()) {
             space.active_rules = Some(ids.clone());
         }
         Ok(ids)
@@ -120,7 +120,7 @@ impl<S: KvStore> Engine<S> {
     /// Writes a batch that may change rules, and forgets the cached active rule ids.
     pub(crate) fn write_rules(&mut self, ns: &Namespace, batch: &Batch) -> Result<()> {
         self.store.write(batch)?;
-        if let Some(space) = self.spaces.get_mut(ns.as_str()) {
+        if let Some(space) = self.namespaces.get_mut(ns.as_str()) {
             space.active_rules = None;
         }
         Ok(())
@@ -270,7 +270,7 @@ impl<S: KvStore> Engine<S> {
             }
         }
         self.write_rules(&nsc, &batch)?;
-        if let Some(space) = self.spaces.get_mut(ns) {
+        if let Some(space) = self.namespaces.get_mut(ns) {
             space.outcome_weights = weights.into_iter().collect();
         }
         Ok((episodes, demoted))

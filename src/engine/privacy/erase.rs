@@ -48,7 +48,7 @@
 
 use sha2::{Digest, Sha256};
 
-use super::Engine;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::record::outcome::{decode_weights, encode_weights, Retrieval};
 use crate::record::{Episode, Observation, Signal};
@@ -440,7 +440,7 @@ impl<S: KvStore> Engine<S> {
             plan.batch.put(VACUUM_PENDING.to_vec(), Vec::new());
         }
         self.store.write(&plan.batch)?;
-        self.spaces.remove(nsc.as_str());
+        self.namespaces.remove(nsc.as_str());
         self.vacuum_after_erasure()?;
         let needles = match what {
             Erasure::Subject(s) => subject_needles(s.trim()),

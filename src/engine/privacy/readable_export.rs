@@ -15,7 +15,7 @@
 
 use serde_json::{json, Value};
 
-use super::Engine;
+use crate::engine::Engine;
 use crate::error::Result;
 use crate::record::outcome::{decode_outcome, Retrieval};
 use crate::record::{Episode, Fact, Observation, Rule, Signal, Triple};

@@ -36,7 +36,7 @@ use aes_gcm::aead::{KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Key};
 use sha2::{Digest, Sha256};
 
-use super::Engine;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::store::scan::scan_all;
 use crate::store::{Batch, KvStore, Namespace, Table};
@@ -281,7 +281,7 @@ impl<S: KvStore> Engine<S> {
         }
         let records = records.len();
         self.store.write(&batch)?;
-        self.spaces.remove(nsc.as_str());
+        self.namespaces.remove(nsc.as_str());
         Ok(Moved { records, bytes: file.len() })
     }
 }

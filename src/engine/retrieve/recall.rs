@@ -2,91 +2,17 @@
 
 use crate::index::FastMap as HashMap;
 
-use super::episodes::Hot;
-use super::score::{Explanation, MatchedPassage, Scoring, Signals};
-use super::space::Space;
-use super::Engine;
 use crate::embed::Role;
+use crate::engine::episodes::Hot;
+use crate::engine::namespace::LoadedNamespace;
+use crate::engine::retrieve::filter::Filter;
+use crate::engine::retrieve::score::{Explanation, MatchedPassage, Scoring, Signals};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::index::vectors::VectorIndex;
-use crate::record::{Episode, Status};
+use crate::record::Episode;
 use crate::store::{Batch, KvStore, Namespace, Table};
 use crate::time::{parse_query_time, TimeExpr, TimeRef, Window, DAY};
-
-/// Which episodes a recall may return. Empty fields do not filter.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Filter {
-    /// Only this agent's episodes.
-    pub agent: Option<String>,
-    /// Only episodes naming this entity (case-insensitive).
-    pub entity: Option<String>,
-    /// Only episodes created inside this window.
-    pub window: Option<Window>,
-    /// Only episodes carrying every one of these tags.
-    pub tags: Vec<String>,
-    /// Only these statuses (default: raw and active — the live ones; others are not indexed).
-    pub statuses: Vec<Status>,
-    /// Only these compaction tiers.
-    pub tiers: Vec<u8>,
-    /// Only these event types.
-    pub kinds: Vec<String>,
-    /// Situation: tool.
-    pub tool: Option<String>,
-    /// Situation: entity type.
-    pub entity_type: Option<String>,
-    /// Situation: error class.
-    pub error_class: Option<String>,
-    /// Situation: workflow stage.
-    pub stage: Option<String>,
-}
-
-impl Filter {
-    /// True when no field filters.
-    pub fn is_empty(&self) -> bool {
-        *self == Filter::default()
-    }
-
-    /// True when the fields kept for every episode ([`Hot`]) pass; [`Filter::matches`] must
-    /// still be asked when [`Filter::needs_episode`].
-    pub(crate) fn matches_hot(&self, h: &Hot) -> bool {
-        self.window.is_none_or(|w| w.contains(h.created_at))
-            && (self.statuses.is_empty() || self.statuses.contains(&h.status))
-            && (self.tiers.is_empty() || self.tiers.contains(&h.tier))
-    }
-
-    /// True when some field needs the whole episode to check.
-    pub(crate) fn needs_episode(&self) -> bool {
-        self.agent.is_some()
-            || self.entity.is_some()
-            || !self.tags.is_empty()
-            || !self.kinds.is_empty()
-            || self.tool.is_some()
-            || self.entity_type.is_some()
-            || self.error_class.is_some()
-            || self.stage.is_some()
-    }
-
-    /// True when `e` passes.
-    pub fn matches(&self, e: &Episode) -> bool {
-        let eq = |want: &Option<String>, have: &str| {
-            want.as_ref().is_none_or(|w| w.eq_ignore_ascii_case(have))
-        };
-        eq(&self.agent, &e.agent)
-            && self
-                .entity
-                .as_ref()
-                .is_none_or(|w| e.entities.iter().any(|x| x.eq_ignore_ascii_case(w)))
-            && self.window.is_none_or(|w| w.contains(e.created_at))
-            && self.tags.iter().all(|t| e.tags.contains(t))
-            && (self.statuses.is_empty() || self.statuses.contains(&e.status))
-            && (self.tiers.is_empty() || self.tiers.contains(&e.tier))
-            && (self.kinds.is_empty() || self.kinds.iter().any(|k| k.eq_ignore_ascii_case(&e.kind)))
-            && eq(&self.tool, &e.situation.tool)
-            && eq(&self.entity_type, &e.situation.entity_type)
-            && eq(&self.error_class, &e.situation.error_class)
-            && eq(&self.stage, &e.situation.stage)
-    }
-}
 
 /// A recall request.
 #[derive(Debug, Clone)]
@@ -196,13 +122,21 @@ impl<S: KvStore> Engine<S> {
         filter.window = intersect(window, Some(bound));
         let gap = context_gap(&scoring);
         let mut qterms = query_terms(&scoring, &text);
-        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
         let cold = if query.include_cold {
-            super::cold::cold_candidates(space, &self.store, &ns, &qterms, &qv, &filter, query.k)?
+            crate::engine::retrieve::cold::cold_candidates(
+                space,
+                &self.store,
+                &ns,
+                &qterms,
+                &qv,
+                &filter,
+                query.k,
+            )?
         } else {
             Default::default()
         };
-        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
         let mut cands = candidates(space, &qterms, &qv, &filter, query.k, gap, now);
         let mut window_dropped = false;
         if cands.is_empty() && cold.is_empty() && window != query.filter.window {
@@ -218,10 +152,10 @@ impl<S: KvStore> Engine<S> {
         // A query that names its time ("in March", "last week") is answered inside that window:
         // there, how old a memory is says nothing about whether it is the one asked for.
         let mut scoring = scoring;
-        if scoring.formula == super::score::Formula::Balanced {
+        if scoring.formula == crate::engine::retrieve::score::Formula::Balanced {
             if time.is_some() && !window_dropped {
                 scoring.recency_floor = 1.0;
-            } else if super::score::asks_about_the_past(&text) {
+            } else if crate::engine::retrieve::score::asks_about_the_past(&text) {
                 // "When did…", "what was…": about what happened, not about what holds now.
                 scoring.recency_floor = scoring.recency_floor.max(scoring.past_recency_floor);
             }
@@ -248,7 +182,7 @@ impl<S: KvStore> Engine<S> {
     fn passage_spans(&mut self, ns: &Namespace, hits: &mut [Hit]) -> Result<()> {
         for h in hits.iter_mut() {
             let Some(m) = h.explanation.passage.as_mut() else { continue };
-            let space = self.spaces.get_mut(ns.as_str()).expect("loaded by recall");
+            let space = self.namespaces.get_mut(ns.as_str()).expect("loaded by recall");
             let window = space
                 .vectors_of(&self.store, ns, h.episode.id)?
                 .and_then(|v| v.passages.get(m.index as usize).map(|p| (p.start, p.end)))
@@ -285,7 +219,7 @@ fn intersect(a: Option<Window>, b: Option<Window>) -> Option<Window> {
 }
 
 /// "before the migration": the window ends (or starts) at the best lexical match of the event.
-fn anchor_window(space: &Space, event: &str, before: bool, now: i64) -> Option<Window> {
+fn anchor_window(space: &LoadedNamespace, event: &str, before: bool, now: i64) -> Option<Window> {
     let terms = crate::index::bm25::query_terms(event);
     let hit = space
         .bm25_search(&terms, 1, |id| space.episodes.hot(id).is_some_and(|e| e.created_at <= now));
@@ -300,12 +234,13 @@ fn anchor_window(space: &Space, event: &str, before: bool, now: i64) -> Option<W
 /// How far apart (ms) two episodes may be and still be neighbours, when the formula uses the
 /// conversation around a candidate.
 fn context_gap(scoring: &Scoring) -> Option<i64> {
-    let on = scoring.formula == super::score::Formula::Balanced && scoring.context_weight > 0.0;
+    let on = scoring.formula == crate::engine::retrieve::score::Formula::Balanced
+        && scoring.context_weight > 0.0;
     on.then_some(scoring.context_gap_ms.max(0))
 }
 
 /// The episodes just before and after `h` in time, when created within `gap` ms of it.
-fn neighbours(space: &Space, h: &Hot, gap: i64) -> [Option<u64>; 2] {
+fn neighbours(space: &LoadedNamespace, h: &Hot, gap: i64) -> [Option<u64>; 2] {
     [neighbour(space, h, gap, Side::Before), neighbour(space, h, gap, Side::After)]
 }
 
@@ -321,7 +256,7 @@ enum Side {
 /// The relation is symmetric: when B is the turn after A, A is the turn before B (the
 /// summaries between them are within `gap` of both), which saves looking up one side of a
 /// neighbour that joined a recall as another candidate's context.
-fn neighbour(space: &Space, h: &Hot, gap: i64, side: Side) -> Option<u64> {
+fn neighbour(space: &LoadedNamespace, h: &Hot, gap: i64, side: Side) -> Option<u64> {
     use std::ops::Bound::{Excluded, Unbounded};
     // Summaries are not turns of a conversation: they have no neighbours and are none.
     if h.tier > 0 {
@@ -348,7 +283,7 @@ struct Candidate {
 }
 
 fn candidates(
-    space: &Space,
+    space: &LoadedNamespace,
     qterms: &[String],
     qv: &[f32],
     filter: &Filter,
@@ -424,12 +359,12 @@ fn candidates(
 
 #[allow(clippy::too_many_arguments)]
 fn rescore(
-    space: &Space,
+    space: &LoadedNamespace,
     scoring: &Scoring,
     qterms: &[String],
     qv: &[f32],
     cands: HashMap<u64, Candidate>,
-    cold: &HashMap<u64, super::cold::ColdSignals>,
+    cold: &HashMap<u64, crate::engine::retrieve::cold::ColdSignals>,
     now: i64,
     k: usize,
     context_gap: Option<i64>,
@@ -512,7 +447,7 @@ fn rescore(
             .then(a.0.id.cmp(&b.0.id))
     };
     sort_moving_once(&mut scored, order);
-    use super::score::Formula;
+    use crate::engine::retrieve::score::Formula;
     if scoring.shadow_cosine < 1.0
         && matches!(scoring.formula, Formula::Balanced | Formula::Weighted)
     {
@@ -566,14 +501,19 @@ impl<S: KvStore> Engine<S> {
         let rules = self.active_rule_ids(ns)?;
         self.space(ns)?;
         let episodes: Vec<u64> = used.iter().map(|e| e.id).collect();
-        let (id, record) =
-            super::outcomes::log_retrieval(&self.store, ns, now, episodes.clone(), rules)?;
+        let (id, record) = crate::engine::learning::outcomes::log_retrieval(
+            &self.store,
+            ns,
+            now,
+            episodes.clone(),
+            rules,
+        )?;
         let mut batch = Batch::new();
         batch.put(ns.key(Table::Retrieval, &id.to_be_bytes()), record);
-        let space = self.spaces.get(ns.as_str()).expect("loaded above");
+        let space = self.namespaces.get(ns.as_str()).expect("loaded above");
         let staged = space.stage_use(ns, (id, now), &episodes, &mut batch)?;
         self.store.write(&batch)?;
-        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
         space.commit_use(staged);
         Ok(Some(id))
     }
@@ -589,7 +529,7 @@ impl<S: KvStore> Engine<S> {
 /// the top [`SHADOW_POOL`] are compared, so the pairwise cost stays bounded (and independent
 /// of `k`, so asking for fewer hits never changes the scores of those returned).
 fn shadow(
-    space: &Space,
+    space: &LoadedNamespace,
     scoring: &Scoring,
     coverage: &HashMap<u64, f32>,
     hits: &mut [(&Hot, Explanation)],

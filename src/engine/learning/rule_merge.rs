@@ -19,8 +19,8 @@
 //! sets its status), every rule it absorbed is active again: the narrower statements were
 //! never refuted, only covered.
 
-use super::Engine;
 use crate::embed::{cosine, polarity, Role};
+use crate::engine::Engine;
 use crate::error::Result;
 use crate::learn::pattern::Pattern;
 use crate::record::{Rule, RuleStatus};

@@ -10,8 +10,8 @@
 
 use std::collections::BTreeMap;
 
-use super::erase::Plan;
-use super::Engine;
+use crate::engine::privacy::erase::Plan;
+use crate::engine::Engine;
 use crate::error::Result;
 use crate::record::{Episode, RuleStatus, Status};
 use crate::store::{KvStore, Namespace, Table};

@@ -12,9 +12,9 @@
 
 use std::collections::BTreeSet;
 
-use super::signals::scan_signals;
-use super::Engine;
 use crate::embed::{cosine, Role};
+use crate::engine::learning::signals::scan_signals;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::learn::confidence::Confidence;
 use crate::learn::detect::{Detector, Found};

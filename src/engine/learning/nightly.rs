@@ -30,9 +30,9 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::observe::load_observations;
-use super::Engine;
 use crate::embed::cosine;
+use crate::engine::learning::observe::load_observations;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::learn::detect::Detector;
 use crate::learn::pattern::Pattern;
@@ -143,7 +143,7 @@ pub struct Nightly {
     /// Receipts of the queued erasures carried out (JSON text of `engine::Receipt`).
     pub erasures: Vec<String>,
     /// Summaries written by compaction.
-    pub compacted: Vec<super::Compacted>,
+    pub compacted: Vec<crate::engine::Compacted>,
     /// Observations consolidation wrote or recounted from clusters of episodes.
     pub clustered: Vec<u64>,
     /// Episodes evicted from recall because a rule now represents them.

@@ -44,7 +44,7 @@ pub enum Formula {
     /// Calibrated score fusion × floored decay × importance (the default; see module docs).
     Balanced,
     /// Plain decay: `fused × exp(−λ·days) × importance`, no floor.
-    Seed,
+    PlainDecay,
     /// Weighted sum: `0.55·sim + 0.25·recency + 0.20·log-frequency`.
     Weighted,
     /// BM25 alone (no cosine, recency or importance): the lexical retriever by itself, the
@@ -55,11 +55,12 @@ pub enum Formula {
 }
 
 impl Formula {
-    /// Reads a formula's name: `balanced`, `seed`, `weighted`, `lexical` or `dense`.
+    /// Reads a formula's name: `balanced`, `plain-decay` (also read as `seed`, its former name),
+    /// `weighted`, `lexical` or `dense`.
     pub fn parse(name: &str) -> Option<Self> {
         Some(match name {
             "balanced" => Formula::Balanced,
-            "seed" => Formula::Seed,
+            "plain-decay" | "seed" => Formula::PlainDecay,
             "weighted" => Formula::Weighted,
             "lexical" | "bm25" => Formula::Lexical,
             "dense" | "cosine" => Formula::Dense,
@@ -188,7 +189,7 @@ impl Scoring {
     /// added (releases up to the privacy work): BM25 over every query word at weight 0.3, no
     /// stems, no context, shadowing at cosine 0.92 with penalty 0.5. Stores written then answer with it
     /// exactly as they did, for texts of up to 128 words (a longer one is now scored by BM25's
-    /// best window of it, whatever the scoring: `engine::space::Space::bm25_insert`).
+    /// best window of it, whatever the scoring: `engine::space::LoadedNamespace::bm25_insert`).
     pub fn legacy() -> Self {
         Self {
             cosine_floor: 0.70,
@@ -399,7 +400,7 @@ impl Scoring {
                         let r = self.floored_recency(s.age_days, s.tier);
                         (r, relevance.powf(self.sharpness) * r * importance)
                     }
-                    Formula::Seed => (decay, fused[i] * decay * importance),
+                    Formula::PlainDecay => (decay, fused[i] * decay * importance),
                     Formula::Weighted => {
                         let freq = (1.0 + s.access_count as f32).ln() / (1.0 + 100f32).ln();
                         (decay, 0.55 * fused[i] + 0.25 * decay + 0.20 * freq.min(1.0))
@@ -460,8 +461,8 @@ mod tests {
         // An exact old match (BM25 on an invoice number) against a weaker fresh one.
         let e = s.explain(&[sig(9.0, 0.88, 250.0), sig(0.0, 0.80, 0.0)]);
         assert!(e[0].final_score > e[1].final_score, "{e:?}");
-        // The seed formula buries it: the warning the default exists for.
-        let seed = Scoring { formula: Formula::Seed, ..Scoring::default() };
+        // Plain decay buries it: the warning the default exists for.
+        let seed = Scoring { formula: Formula::PlainDecay, ..Scoring::default() };
         let e = seed.explain(&[sig(9.0, 0.88, 250.0), sig(0.0, 0.80, 0.0)]);
         assert!(e[0].final_score < e[1].final_score);
     }

@@ -29,13 +29,17 @@
 //! inputs; `compact::verify` checks it (token cap; no number, identifier or name the sources do
 //! not hold) and the extractive text is kept when it fails.
 
+pub(crate) mod plan;
+
+pub(crate) use plan::PlanCache;
+
 use super::Engine;
 use crate::compact::group::{plan_monthly, plan_weekly, Item};
 use crate::compact::summary::{monthly, weekly, Summary};
 use crate::compact::verify;
 use crate::error::{Error, Result};
 use crate::record::episode::encode_vector;
-use crate::record::{Episode, Origin, Outcome, Status};
+use crate::record::{Episode, Origin, Status};
 use crate::store::{Batch, KvStore, Namespace, Table};
 use crate::time::DAY;
 
@@ -55,23 +59,6 @@ pub struct Compacted {
     pub written_by: String,
     /// Why the model's text was refused (empty when none was asked or it passed).
     pub llm_refused: String,
-}
-
-/// The groups a budgeted call planned and did not write, kept in memory for the next call of
-/// the same run while no episode entered or left the indexes since (otherwise the next call
-/// plans again — which gives the same groups, `compact::group`'s docs say why; the cache only
-/// saves reading every eligible record once per call).
-pub(crate) struct PlanCache {
-    tier: u8,
-    now: i64,
-    generation: u64,
-    groups: std::collections::VecDeque<Vec<u64>>,
-}
-
-/// True for an episode that holds a lesson: it stays recallable after compaction.
-pub(crate) fn is_lesson(e: &Episode) -> bool {
-    (matches!(e.outcome, Outcome::Failure | Outcome::Partial) && !e.verdict.is_empty())
-        || e.surprise
 }
 
 fn contact(e: &Episode) -> String {
@@ -127,7 +114,7 @@ impl<S: KvStore> Engine<S> {
             out.push(self.write_group(ns, tier, &g)?);
         }
         let finished = groups.is_empty();
-        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
         if !finished {
             let generation = space.generation;
             space.compaction_plan = Some(PlanCache { tier, now, generation, groups });
@@ -139,7 +126,7 @@ impl<S: KvStore> Engine<S> {
 /// Plans the groups of tier `tier` at `now` (`compact::group`); returns them and the records
 /// read.
 fn plan(
-    space: &super::space::Space,
+    space: &super::namespace::LoadedNamespace,
     now: i64,
     tier: u8,
     c: &crate::compact::Compaction,
@@ -179,7 +166,7 @@ impl<S: KvStore> Engine<S> {
     fn write_group(&mut self, ns: &Namespace, tier: u8, ids: &[u64]) -> Result<Compacted> {
         let c = self.config.compaction.clone();
         self.space(ns)?;
-        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
         let mut sources = Vec::with_capacity(ids.len());
         let mut vectors = Vec::with_capacity(ids.len());
         for &id in ids {
@@ -239,11 +226,11 @@ impl<S: KvStore> Engine<S> {
             .collect();
         let vector = centroid(&weights);
         let kept_hot: Vec<u64> = if tier == 1 {
-            sources.iter().filter(|e| is_lesson(e)).map(|e| e.id).collect()
+            sources.iter().filter(|e| e.holds_lesson()).map(|e| e.id).collect()
         } else {
             Vec::new()
         };
-        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
         let id = space.next_id;
         let mut s = Episode::new(text, sources.iter().map(|e| e.created_at).max().unwrap_or(0));
         s.id = id;
@@ -320,7 +307,7 @@ impl<S: KvStore> Engine<S> {
         }
         batch.put(ns.key(Table::Meta, b"space"), super::persist::meta::encode_meta(id + 1, &model));
         self.store.write(&batch)?;
-        let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
         space.folded();
         space.next_id = id + 1;
         for e in changed {

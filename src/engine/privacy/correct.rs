@@ -11,8 +11,8 @@
 //! bytes or more that the new version does not itself contain), and a receipt with scope
 //! `correction` comes back.
 
-use super::erase::{Plan, MIN_TEXT_NEEDLE};
-use super::{encode_vectors, Engine, Erasure, Receipt};
+use crate::engine::privacy::erase::{Plan, MIN_TEXT_NEEDLE};
+use crate::engine::{encode_vectors, Engine, Erasure, Receipt};
 use crate::error::{Error, Result};
 use crate::store::{KvStore, Namespace, Table};
 

@@ -26,7 +26,7 @@ const MAX_BM25_WINDOWS: usize = 4096;
 
 /// The BM25 windows of a text: [`crate::embed::passages::windows`] of [`BM25_WINDOW`] words
 /// overlapping by 16, at most [`MAX_BM25_WINDOWS`].
-fn bm25_windows(text: &str) -> Vec<(usize, usize)> {
+pub(crate) fn bm25_windows(text: &str) -> Vec<(usize, usize)> {
     let mut w = crate::embed::passages::windows(text, BM25_WINDOW, BM25_WINDOW / 8);
     w.truncate(MAX_BM25_WINDOWS);
     w
@@ -67,7 +67,7 @@ pub struct Quarantined {
     pub reason: String,
 }
 
-pub(crate) struct Space {
+pub(crate) struct LoadedNamespace {
     pub exists: bool,
     pub next_id: u64,
     pub model: String,
@@ -89,12 +89,12 @@ pub(crate) struct Space {
     /// Bumped whenever an episode enters or leaves the indexes.
     pub generation: u64,
     /// The rest of a compaction plan a budgeted nightly call left (`engine::compaction`).
-    pub compaction_plan: Option<super::compaction::PlanCache>,
+    pub compaction_plan: Option<super::compaction::plan::PlanCache>,
     /// Access statistics not yet in the stored records (`engine::persist::usage`).
     pub usage: Usage,
 }
 
-impl Space {
+impl LoadedNamespace {
     /// Loads namespace `ns` from `store`. `fed` is its snapshot when the host handed it over
     /// part by part (`engine::lazy`); otherwise the snapshot is read from the store.
     pub fn load(
@@ -103,7 +103,7 @@ impl Space {
         config: &Config,
         fed: Option<snapshot::Feed>,
     ) -> Result<Self> {
-        let mut space = Space {
+        let mut space = LoadedNamespace {
             exists: false,
             next_id: 1,
             model: String::new(),
@@ -372,7 +372,7 @@ impl Space {
         self.bm25_best_lists(&self.bm25.lists(qterms), id, &mut vec![false; qterms.len()])
     }
 
-    /// [`Space::bm25_best`] over the query's posting lists ([`Bm25::lists`]); `held[i]` is set
+    /// [`LoadedNamespace::bm25_best`] over the query's posting lists ([`Bm25::lists`]); `held[i]` is set
     /// to whether the best key holds query term `i` (all false when `None`).
     pub fn bm25_best_lists<L: crate::index::bm25::TermDocs>(
         &self,
@@ -493,12 +493,12 @@ impl Space {
     }
 
     /// Adds to `batch` the access statistics not yet in the stored records
-    /// (`persist::usage::fold`); call [`Space::folded`] once it is stored.
+    /// (`persist::usage::fold`); call [`LoadedNamespace::folded`] once it is stored.
     pub fn fold_usage(&self, ns: &Namespace, batch: &mut Batch, markers: bool) {
         usage::fold(&self.usage, &self.episodes, &self.snap, ns, batch, markers);
     }
 
-    /// After the batch [`Space::fold_usage`] filled was stored.
+    /// After the batch [`LoadedNamespace::fold_usage`] filled was stored.
     pub fn folded(&mut self) {
         usage::folded(&mut self.usage, &mut self.snap);
     }
@@ -515,7 +515,7 @@ impl Space {
         usage::stage((&self.usage, &self.episodes, &self.snap), ns, (id, at), used, batch)
     }
 
-    /// After the batch [`Space::stage_use`] filled was stored.
+    /// After the batch [`LoadedNamespace::stage_use`] filled was stored.
     pub fn commit_use(&mut self, staged: usage::Staged) {
         usage::commit((&mut self.usage, &mut self.episodes, &mut self.snap), staged);
     }
@@ -535,7 +535,7 @@ impl Space {
         self.index_vectors(e, &TextVectors::single(v.to_vec()));
     }
 
-    /// [`Space::index`] with the passages of a long text.
+    /// [`LoadedNamespace::index`] with the passages of a long text.
     pub fn index_vectors(&mut self, e: Episode, v: &TextVectors) {
         self.generation += 1;
         if e.is_live() {
@@ -584,47 +584,4 @@ fn id_of(key: &[u8], prefix: usize) -> Result<u64> {
         Error::Corrupt { what: "vector key".into(), detail: format!("{} bytes", key.len()) }
     })?;
     Ok(u64::from_be_bytes(b))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::{Engine, Erasure};
-    use crate::record::Status;
-    use crate::store::MemoryStore;
-
-    #[test]
-    fn a_long_text_is_in_bm25_as_windows_and_leaves_it_whole() {
-        let config = Config { vector_model: "host@1".into(), dim: 2, ..Config::default() };
-        let mut e = Engine::new(MemoryStore::new(), config);
-        let long: String = (0..300).map(|i| format!("word{i} ")).collect::<String>() + "needle.";
-        let windows = bm25_windows(&long).len();
-        let docs = |e: &mut Engine<MemoryStore>| e.spaces.get("u").map_or(0, |s| s.bm25.len());
-        let stored = |e: &mut Engine<MemoryStore>, text: &str| match e
-            .remember("u", Episode::new(text, 1_000), Some(&[0.6, 0.8]))
-            .unwrap()
-        {
-            crate::engine::Remembered::Stored { id, .. } => id,
-            other => panic!("{other:?}"),
-        };
-        let short = stored(&mut e, "a short memory");
-        let id = stored(&mut e, &long);
-        assert!(windows >= 3, "{windows}");
-        assert_eq!(docs(&mut e), 1 + windows);
-        let space = e.spaces.get("u").unwrap();
-        assert!(!space.bm25.has(id) && space.bm25.has(short));
-        let needle = vec!["needle".to_string()];
-        let (key, score) = space.bm25_best(&needle, id).unwrap();
-        assert_eq!(key, passage_key(id, windows - 1));
-        assert!(score > 0.0);
-        assert_eq!(space.bm25_search(&needle, 5, |_| true), [id]);
-        // Rejected: out of BM25, every window; back to raw: in again; erased: gone.
-        e.set_status("u", id, Status::Rejected).unwrap();
-        assert_eq!(docs(&mut e), 1);
-        e.set_status("u", id, Status::Raw).unwrap();
-        assert_eq!(docs(&mut e), 1 + windows);
-        e.erase("u", &Erasure::Episode(id), 2_000).unwrap();
-        e.load("u").unwrap();
-        assert_eq!(docs(&mut e), 1);
-    }
 }

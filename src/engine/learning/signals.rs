@@ -1,7 +1,7 @@
 //! Behaviour signals in the store: one atomic batch each, keyed by time
 //! (`record::signal`).
 
-use super::Engine;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::learn::input::signal_from_json;
 use crate::record::Signal;

@@ -6,9 +6,9 @@
 //! cosine (a long text by its best passage). The cost grows with the
 //! cold records — a full scan, paid only by the queries that ask for it.
 
-use super::recall::Filter;
-use super::space::Space;
 use crate::embed::cosine;
+use crate::engine::namespace::LoadedNamespace;
+use crate::engine::retrieve::filter::Filter;
 use crate::error::Result;
 use crate::index::FastMap as HashMap;
 use crate::store::{KvStore, Namespace};
@@ -25,7 +25,7 @@ pub(crate) struct ColdSignals {
 /// The cold episodes of `space` that best match (the `4k` best by BM25 and the `4k` best by
 /// cosine, at least 64 each), with their signals.
 pub(crate) fn cold_candidates(
-    space: &mut Space,
+    space: &mut LoadedNamespace,
     store: &impl KvStore,
     ns: &Namespace,
     qterms: &[String],
@@ -50,7 +50,7 @@ pub(crate) fn cold_candidates(
         }
         // Scored as the indexes would score it hot: BM25 by its best window, the cosine by
         // its best passage.
-        let (bm25, found) = super::space::bm25_documents(&e)
+        let (bm25, found) = crate::engine::namespace::bm25_documents(&e)
             .iter()
             .map(|(_, text)| space.bm25.score_unindexed(qterms, text))
             .max_by(|a, b| a.0.total_cmp(&b.0))

@@ -1,11 +1,11 @@
-//! Replaying the mail agent's scenario ([`crate::learn::scenario`]) into its namespace: Maria's
+//! Replaying the mail agent's scenario ([`crate::demo::scenario`]) into its namespace: Maria's
 //! facts first, then day by day her episodes and behaviour signals and that night's nightly job
 //! (compaction, consolidation, the pattern detector, promotion), as her agent would have lived
 //! it. `mnemo demo` and the tests use it; the inspector replays the same JSON through the JS API.
 
-use super::{Engine, Nightly, Remembered};
+use crate::demo::scenario::{Day, Scenario};
+use crate::engine::{Engine, FactInput, Nightly, Remembered};
 use crate::error::{Error, Result};
-use crate::learn::scenario::{Day, Scenario};
 use crate::record::json::episode_from_json;
 use crate::store::KvStore;
 
@@ -41,7 +41,7 @@ impl<S: KvStore> Engine<S> {
         }
         let mut done = Replayed::default();
         for f in &scenario.facts {
-            self.set_fact_json(ns, &f.to_string(), scenario.facts_at)?;
+            self.write_fact(ns, &FactInput::from_json(f)?, scenario.facts_at)?;
             done.facts += 1;
         }
         for day in &scenario.days {

@@ -29,50 +29,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::compaction::is_lesson;
-use super::observe::load_observations;
-use super::Engine;
 use crate::embed::cosine;
+use crate::engine::learning::observe::load_observations;
+use crate::engine::Engine;
 use crate::error::Result;
 use crate::learn::confidence::Confidence;
 use crate::record::episode::encode_vector;
 use crate::record::{Category, Episode, Observation, ObservationStatus, RuleStatus, Status};
 use crate::store::{Batch, KvStore, Namespace, Table};
 use crate::time::DAY;
-
-/// Consolidation settings.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Consolidation {
-    /// Two lessons of one situation are the same lesson at this cosine or above (0.85).
-    pub cluster_cosine: f32,
-    /// Episodes, on as many distinct days, a cluster needs to become an observation (3).
-    pub min_support: usize,
-    /// Lessons on one situation key since the last pass that start a pass for that key (5).
-    pub recurrence: u32,
-}
-
-impl Default for Consolidation {
-    fn default() -> Self {
-        Self { cluster_cosine: 0.85, min_support: 3, recurrence: 5 }
-    }
-}
-
-/// The situation key of an episode: `agent|tool|entity_type|error_class|stage`, lower-cased
-/// (`None` when the situation is empty: prose alone never keys a cluster).
-pub(crate) fn situation_key(e: &Episode) -> Option<String> {
-    let s = &e.situation;
-    if s.tool.is_empty()
-        && s.error_class.is_empty()
-        && s.stage.is_empty()
-        && s.entity_type.is_empty()
-    {
-        return None;
-    }
-    Some(
-        format!("{}|{}|{}|{}|{}", e.agent, s.tool, s.entity_type, s.error_class, s.stage)
-            .to_lowercase(),
-    )
-}
 
 fn pattern_of(e: &Episode) -> String {
     let s = &e.situation;
@@ -144,16 +109,16 @@ impl<S: KvStore> Engine<S> {
                 continue;
             }
             let Some(e) = space.episodes.get(h.id)? else { continue };
-            if !is_lesson(&e) {
+            if !e.holds_lesson() {
                 continue;
             }
             units += 1;
-            if let Some(k) = situation_key(&e).filter(|k| only.is_none_or(|o| o == k)) {
+            if let Some(k) = e.situation_key().filter(|k| only.is_none_or(|o| o == k)) {
                 by_key.entry(k).or_default().push(e.into_owned());
             }
         }
         let mut existing = load_observations(&self.store, ns)?;
-        let blocked = super::observe::blocked(&existing);
+        let blocked = crate::engine::learning::observe::blocked(&existing);
         let mut next = existing.iter().map(|o| o.id).max().unwrap_or(0) + 1;
         let mut out = Vec::new();
         let mut new_count = 0;
@@ -161,7 +126,7 @@ impl<S: KvStore> Engine<S> {
             eps.sort_by_key(|e| e.id);
             let mut vectors = Vec::with_capacity(eps.len());
             let mut kept = Vec::with_capacity(eps.len());
-            let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+            let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
             for e in eps {
                 if let Some(v) = space.vector(&self.store, ns, e.id)? {
                     vectors.push(v);
@@ -253,11 +218,11 @@ impl<S: KvStore> Engine<S> {
                 o.updated_at = now;
                 let members: Vec<(Vec<f32>, f32)> =
                     cluster.iter().map(|&i| (vectors[i].clone(), 1.0)).collect();
-                let mean = super::compaction::centroid(&members)
+                let mean = crate::engine::compaction::centroid(&members)
                     .unwrap_or_else(|| vectors[central].clone());
                 let mut batch = Batch::new();
                 batch.put(ns.key(Table::Observation, &o.id.to_be_bytes()), o.encode());
-                let model = self.spaces[ns.as_str()].model.clone();
+                let model = self.namespaces[ns.as_str()].model.clone();
                 batch.put(
                     ns.key(Table::ObservationVector, &o.id.to_be_bytes()),
                     encode_vector(&model, &mean),
@@ -271,7 +236,7 @@ impl<S: KvStore> Engine<S> {
                 }
             }
         }
-        if let Some(space) = self.spaces.get_mut(ns.as_str()) {
+        if let Some(space) = self.namespaces.get_mut(ns.as_str()) {
             match only {
                 Some(k) => {
                     space.recurrence.remove(k);
@@ -321,7 +286,7 @@ impl<S: KvStore> Engine<S> {
                 e.represented_by = rule;
                 batch.put(ns.key(Table::Episode, &id.to_be_bytes()), e.encode());
                 if space.marks_dirty(id) {
-                    batch.put(super::persist::snapshot::dirty_key(ns, id), Vec::new());
+                    batch.put(crate::engine::persist::snapshot::dirty_key(ns, id), Vec::new());
                 }
                 changed.push(e);
             }
@@ -330,7 +295,7 @@ impl<S: KvStore> Engine<S> {
             }
             self.store.write(&batch)?;
             units += changed.len() as u64;
-            let space = self.spaces.get_mut(ns.as_str()).expect("loaded above");
+            let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
             space.folded();
             for e in changed {
                 out.push(e.id);
@@ -360,7 +325,7 @@ mod tests {
         e.situation.error_class = "lockfile".into();
         assert_eq!(pattern_of(&e), "ci|exception:lockfile|tool=npm");
         assert!(crate::learn::pattern::Pattern::parse(&pattern_of(&e)).is_some());
-        assert_eq!(situation_key(&e).as_deref(), Some("ci|npm||lockfile|"));
-        assert!(situation_key(&Episode::new("x", 0)).is_none());
+        assert_eq!(e.situation_key().as_deref(), Some("ci|npm||lockfile|"));
+        assert!(Episode::new("x", 0).situation_key().is_none());
     }
 }

@@ -1,0 +1,44 @@
+//! mnemo's engine through JSON text: the shapes every surface shares (the JS package, the WIT
+//! component, the CLIs' `--json`, MCP), camelCase fields, typed errors.
+//!
+//! [`Json`] is a view of an [`Engine`](mnemo::Engine): each operation takes its arguments as JSON text (or
+//! plain values where a surface passes them so) and answers JSON text, the same for every
+//! surface: `Json(&mut engine).recall(ns, r#"{"text": "lockfile"}"#, now, None)`.
+
+use mnemo::error::{Error, Result};
+use serde_json::Value;
+
+mod context;
+mod learning;
+mod memory;
+mod privacy;
+
+pub use learning::{observation_json, observation_status, rule_json};
+pub use memory::{config, status};
+
+/// The engine's operations in JSON (module docs), over a reference to an [`Engine`](mnemo::Engine):
+/// `Json(&engine)` for the operations that only read, `Json(&mut engine)` for all of them.
+pub struct Json<R>(pub R);
+
+/// A value as JSON text.
+pub(crate) fn out(v: impl serde::Serialize) -> Result<String> {
+    serde_json::to_string(&v).map_err(|e| Error::InvalidInput(e.to_string()))
+}
+
+/// JSON text parsed, or an error naming `what` it should have been.
+pub(crate) fn parse(text: &str, what: &str) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| Error::InvalidInput(format!("{what} is not JSON: {e}")))
+}
+
+/// A string field.
+pub(crate) fn str_of<'a>(v: &'a Value, name: &str) -> Option<&'a str> {
+    v.get(name).and_then(Value::as_str)
+}
+
+/// A list of strings field (empty when missing).
+pub(crate) fn strings(v: &Value, name: &str) -> Vec<String> {
+    v.get(name)
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
+}
