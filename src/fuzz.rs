@@ -73,7 +73,7 @@ fn record_decoders() {
         triple.encode(),
         retrieval.encode(),
         signal.encode(),
-        encode_outcome(Outcome::Failure, 5),
+        encode_outcome(Outcome::Failure, 5, crate::record::outcome::Reporter::Agent),
         encode_weights(&[(1, 0.5), (9, 0.25)]),
         crate::record::episode::encode_vector("model@1", &[0.6, 0.8]),
         crate::record::episode::encode_vectors(

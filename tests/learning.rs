@@ -284,6 +284,44 @@ fn outcome_tracking_flags_a_planted_harmful_episode_and_nothing_in_a_control() {
     assert!(c.outcome(NS, 12345, Outcome::Failure, t0).is_err(), "unknown retrieval");
 }
 
+/// Failures reported while a rule was active demote it when the host reports them, and never
+/// when an agent does (`Reporter::Agent`, the MCP server's outcomes): a prompt-injected agent
+/// cannot get what the user taught demoted, though its outcomes still count for episodes.
+#[test]
+fn an_agents_outcomes_never_demote_a_rule() {
+    use mnemo::record::outcome::Reporter;
+    use mnemo::record::Origin;
+    let run = |reporter: Reporter| {
+        let mut e = hash_engine();
+        let t0 = 1_709_000_000_000;
+        for i in 0..8 {
+            let text = format!("invoice export note {i}");
+            e.remember(NS, Episode::new(text, t0 + i as i64 * APART), None).unwrap();
+        }
+        let mut rule = None;
+        for i in 0..60 {
+            let now = t0 + DAY + i * 60_000;
+            if i == 30 {
+                let text = "Always export invoices as PDF";
+                let id = e.add_rule(NS, text, "", RuleStatus::Active, Origin::User, now).unwrap();
+                rule = Some(id);
+            }
+            let r = e.recall(NS, &Query::new("invoice export", 3), now).unwrap();
+            // Every task went well before the rule, and badly after it.
+            let o = if rule.is_some() { Outcome::Failure } else { Outcome::Success };
+            e.outcome_from(NS, r.retrieval_id.unwrap(), o, now + 1, reporter).unwrap();
+        }
+        let (_, demoted) = e.apply_outcomes(NS, t0 + 2 * DAY).unwrap();
+        let rule = rule.unwrap();
+        let status = e.rules(NS, &[]).unwrap().iter().find(|r| r.id == rule).unwrap().status;
+        (demoted, rule, status)
+    };
+    let (demoted, rule, status) = run(Reporter::Host);
+    assert_eq!((demoted, status), (vec![rule], RuleStatus::Candidate), "the host's failures");
+    let (demoted, _, status) = run(Reporter::Agent);
+    assert_eq!((demoted, status), (vec![], RuleStatus::Active), "an agent's failures");
+}
+
 #[test]
 fn a_budgeted_nightly_resumes_to_the_same_store() {
     let mut whole = hash_engine();

@@ -256,6 +256,30 @@ fn run(opts: &Opts, command: &Command) -> Result<(), String> {
                 println!("rule {id}");
             }
         }
+        Command::Rule(args::Rule::Status { id, status }) => {
+            let name = json!(status).as_str().unwrap_or("active").to_string();
+            m.call(|g, s| g.call_set_rule_status(s, ns, *id, &name, at))?;
+            if opts.g.json {
+                println!("{}", json!({"id": id, "status": status}));
+            } else {
+                println!("rule {id} is {name}");
+            }
+        }
+        Command::Status { id, status } => {
+            m.call(|g, s| g.call_set_status(s, ns, *id, status))?;
+            if opts.g.json {
+                println!("{}", json!({"id": id, "status": status}));
+            } else {
+                println!("episode {id} is {status}");
+            }
+        }
+        Command::Triple(t) => {
+            let t = t.json().to_string();
+            print_json(opts, &m.call(|g, s| g.call_assert_triple(s, ns, &t, at))?)?
+        }
+        Command::Triples { subject, history } => {
+            print_json(opts, &m.call(|g, s| g.call_triples(s, ns, subject, *history))?)?
+        }
         Command::Rules(a) => {
             let statuses = a.status_names();
             print_json(opts, &m.call(|g, s| g.call_rules(s, ns, &statuses))?)?
@@ -330,6 +354,18 @@ impl learn::Calls for Memory {
     }
     fn observations(&mut self, ns: &str, statuses: &[String]) -> Result<String, String> {
         self.call(|g, s| g.call_observations(s, ns, statuses))
+    }
+    fn nightly_log(&mut self, ns: &str) -> Result<String, String> {
+        self.call(|g, s| g.call_nightly_log(s, ns))
+    }
+    fn recall_observations(
+        &mut self,
+        ns: &str,
+        text: &str,
+        k: u32,
+        now: i64,
+    ) -> Result<String, String> {
+        self.call(|g, s| g.call_recall_observations(s, ns, text, k, now))
     }
     fn feedback(&mut self, ns: &str, id: u64, verdict: &str, now: i64) -> Result<String, String> {
         self.call(|g, s| g.call_feedback(s, ns, id, verdict, now))

@@ -348,6 +348,34 @@ export class Mnemo {
     return this.#run(ns, (e) => parse(e.rules(ns, statuses)));
   }
 
+  /** Changes a rule's status ("candidate", "active", "demoted"; "superseded" is the engine's). */
+  setRuleStatus(ns, id, status, { now } = {}) {
+    const at = now ?? this.#clock();
+    return this.#run(ns, (e) => e.setRuleStatus(ns, id, status, at));
+  }
+
+  /**
+   * Asserts `{subject, predicate, object, confidence?, source?}`: an agreeing assertion raises
+   * the confidence, a contradicting one ends the current triple. Resolves to the triple as it
+   * holds now.
+   */
+  assertTriple(ns, triple, { now } = {}) {
+    const at = now ?? this.#clock();
+    return this.#run(ns, (e) => parse(e.assertTriple(ns, JSON.stringify(triple), at)));
+  }
+
+  /** The triples about `subject` that hold now (with `history`, the ended ones too). */
+  triples(ns, subject, { history = false } = {}) {
+    return this.#run(ns, (e) => parse(e.triples(ns, subject, history)));
+  }
+
+  /** Open observations ranked by cosine × exp(−λ·days) against `text` (or its `vector`). */
+  recallObservations(ns, text, { k = 5, vector, now } = {}) {
+    const at = now ?? this.#clock();
+    const v = vector ? Float32Array.from(vector) : undefined;
+    return this.#run(ns, (e) => parse(e.recallObservations(ns, text, v, k, at)));
+  }
+
   /**
    * Stores one behaviour signal: `{ts, kind, agent, category?, situation?, detail?, before?,
    * after?, correction?, source?, trust?, episode?}` (`ts` ISO-8601 with the user's zone).

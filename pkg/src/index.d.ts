@@ -335,6 +335,19 @@ export interface Pattern {
   key: string;
 }
 
+/** An entity triple, valid from `validFrom` until `validTo` (null while it holds). */
+export interface Triple {
+  subject: string;
+  predicate: string;
+  object: string;
+  /** 0–1; raised by agreeing assertions. */
+  confidence: number;
+  source: Source;
+  validFrom: number;
+  validTo: number | null;
+  updatedAt: number;
+}
+
 export interface Rule {
   id: number;
   text: string;
@@ -544,6 +557,14 @@ export declare class Mnemo {
   /** Only origin "user" or "admin" may write a rule; any other origin is refused. */
   addRule(ns: string, text: string, options?: { observation?: string; status?: RuleStatus; origin?: Origin; now?: number }): Promise<number>;
   rules(ns: string, statuses?: RuleStatus[]): Promise<Rule[]>;
+  /** Changes a rule's status ("superseded" is set only by merging, and refused here). */
+  setRuleStatus(ns: string, id: number, status: RuleStatus, options?: { now?: number }): Promise<void>;
+  /** Asserts a triple: an agreeing assertion raises its confidence, a contradicting one ends the current one. */
+  assertTriple(ns: string, triple: { subject: string; predicate: string; object: string; confidence?: number; source?: Source }, options?: { now?: number }): Promise<Triple>;
+  /** The triples about `subject` that hold now (with `history`, the ended ones too). */
+  triples(ns: string, subject: string, options?: { history?: boolean }): Promise<Triple[]>;
+  /** Open observations ranked by cosine × exp(−λ·days) against `text` (or its `vector`). */
+  recallObservations(ns: string, text: string, options?: { k?: number; vector?: ArrayLike<number>; now?: number }): Promise<{ observation: Observation; cosine: number; recency: number; score: number }[]>;
   signal(ns: string, signal: SignalInput): Promise<{ id: number }>;
   signals(ns: string, signals: SignalInput[]): Promise<{ ids: number[] }>;
   observe(ns: string, options?: { now?: number }): Promise<{ signals: number; found: number; inserted: number[]; updated: number[]; blocked: number; deferred: number }>;

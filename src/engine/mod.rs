@@ -204,6 +204,14 @@ pub enum Remembered {
     },
 }
 
+/// A loaded namespace with the engine's store and settings borrowed beside it
+/// ([`Engine::loaded`]).
+pub(crate) struct Loaded<'e, S> {
+    pub(crate) space: &'e mut LoadedNamespace,
+    pub(crate) store: &'e mut S,
+    pub(crate) config: &'e Config,
+}
+
 /// The memory engine.
 pub struct Engine<S: KvStore> {
     store: S,
@@ -303,25 +311,36 @@ impl<S: KvStore> Engine<S> {
         self.store
     }
 
+    /// The loaded namespace `ns`, loaded now if it is not yet.
     fn space(&mut self, ns: &Namespace) -> Result<&mut LoadedNamespace> {
-        if !self.namespaces.contains_key(ns.as_str()) {
-            self.finish_vacuum()?;
-            let fed = self.feeds.remove(ns.as_str());
-            let failed = fed.as_ref().and_then(|f| f.failure().map(str::to_string));
-            let space = match LoadedNamespace::load(&self.store, ns, &self.config, fed) {
-                Ok(space) => space,
-                Err(e) => {
-                    // The load runs again once the host has what it needed: a snapshot known
-                    // to be unusable need not be handed over again.
-                    if let Some(reason) = failed {
-                        self.feeds.insert(ns.as_str().to_string(), Feed::failed(reason));
+        Ok(self.loaded(ns)?.space)
+    }
+
+    /// The loaded namespace `ns` (loaded now if it is not yet) with the store and the settings
+    /// borrowed beside it: what a capability that writes a batch and then updates the
+    /// namespace's indexes works on.
+    pub(crate) fn loaded(&mut self, ns: &Namespace) -> Result<Loaded<'_, S>> {
+        let Engine { namespaces, feeds, store, config, .. } = self;
+        let space = match namespaces.entry(ns.as_str().to_string()) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                privacy::erase::finish_vacuum(store)?;
+                let fed = feeds.remove(ns.as_str());
+                let failed = fed.as_ref().and_then(|f| f.failure().map(str::to_string));
+                match LoadedNamespace::load(store, ns, config, fed) {
+                    Ok(space) => v.insert(space),
+                    Err(e) => {
+                        // The load runs again once the host has what it needed: a snapshot
+                        // known to be unusable need not be handed over again.
+                        if let Some(reason) = failed {
+                            feeds.insert(ns.as_str().to_string(), Feed::failed(reason));
+                        }
+                        return Err(e);
                     }
-                    return Err(e);
                 }
-            };
-            self.namespaces.insert(ns.as_str().to_string(), space);
-        }
-        Ok(self.namespaces.get_mut(ns.as_str()).expect("inserted above"))
+            }
+        };
+        Ok(Loaded { space, store, config })
     }
 
     /// Loads a namespace's indexes now (otherwise done on first use); returns its episode count.
@@ -442,8 +461,8 @@ impl<S: KvStore> Engine<S> {
             ns.key(Table::Meta, b"space"),
             persist::meta::encode_meta(space.next_id + 1, &model),
         );
-        self.store.write(&batch)?;
-        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
+        let Loaded { space, store, config } = self.loaded(&ns)?;
+        store.write(&batch)?;
         space.model = model;
         space.exists = true;
         space.next_id += 1;
@@ -451,7 +470,7 @@ impl<S: KvStore> Engine<S> {
         let topic = episode.situation_key().filter(|_| episode.holds_lesson()).filter(|k| {
             let n = space.recurrence.entry(k.clone()).or_insert(0);
             *n += 1;
-            *n >= self.config.consolidation.recurrence
+            *n >= config.consolidation.recurrence
         });
         let at = episode.created_at;
         space.index_vectors(episode, &v);
@@ -471,8 +490,8 @@ impl<S: KvStore> Engine<S> {
         self.space(&nsc)?.fold_usage(&nsc, &mut batch, true);
         let e = self.stage_status(&nsc, id, status, &mut batch)?;
         self.store.write(&batch)?;
-        self.namespaces.get_mut(nsc.as_str()).expect("loaded by stage_status").folded();
-        self.apply_status(&nsc, e);
+        self.space(&nsc)?.folded();
+        self.apply_status(&nsc, e)?;
         Ok(())
     }
 
@@ -487,14 +506,13 @@ impl<S: KvStore> Engine<S> {
         status: Status,
         batch: &mut Batch,
     ) -> Result<(Episode, Option<TextVectors>)> {
-        self.space(ns)?;
-        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
+        let Loaded { space, store, .. } = self.loaded(ns)?;
         let mut e =
             space.episodes.get(id)?.map(|e| e.into_owned()).ok_or_else(|| {
                 Error::NotFound(format!("episode {id} in namespace {}", ns.as_str()))
             })?;
         e.status = status;
-        let vectors = if e.is_live() { space.vectors_of(&self.store, ns, id)? } else { None };
+        let vectors = if e.is_live() { space.vectors_of(store, ns, id)? } else { None };
         batch.put(ns.key(Table::Episode, &id.to_be_bytes()), e.encode());
         if space.marks_dirty(id) {
             batch.put(snapshot::dirty_key(ns, id), Vec::new());
@@ -503,9 +521,13 @@ impl<S: KvStore> Engine<S> {
     }
 
     /// Updates the indexes after a stored [`Engine::stage_status`].
-    fn apply_status(&mut self, ns: &Namespace, (e, vector): (Episode, Option<TextVectors>)) {
+    fn apply_status(
+        &mut self,
+        ns: &Namespace,
+        (e, vector): (Episode, Option<TextVectors>),
+    ) -> Result<()> {
         let id = e.id;
-        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded by stage_status");
+        let space = self.space(ns)?;
         space.mark_dirty(id);
         match vector {
             Some(v) => {
@@ -514,6 +536,7 @@ impl<S: KvStore> Engine<S> {
             }
             None => space.keep_unindexed(e),
         }
+        Ok(())
     }
 
     /// One episode by id.
@@ -673,10 +696,9 @@ impl<S: KvStore> Engine<S> {
     /// its size in bytes.
     pub fn snapshot(&mut self, ns: &str) -> Result<usize> {
         let ns = Namespace::new(ns)?;
-        self.space(&ns)?;
-        let stale = stale_keys(&self.store, &self.namespaces[ns.as_str()], &ns)?;
-        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
-        write_snapshot(&mut self.store, space, &ns, &self.config, stale)
+        let Loaded { space, store, config } = self.loaded(&ns)?;
+        let stale = stale_keys(store, space, &ns)?;
+        write_snapshot(store, space, &ns, config, stale)
     }
 
     /// How namespace `ns` was opened (`None` while it is not loaded).

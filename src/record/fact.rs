@@ -95,6 +95,7 @@ impl Fact {
 
 /// An entity triple, valid from `valid_from` until `valid_to` (open when `None`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Triple {
     /// Subject entity.
     pub subject: String,

@@ -6,7 +6,9 @@
 //!   u64×n`. `id = now_ms << 10 | seq` (like signals), so ids sort by time and stay exact in
 //!   JavaScript.
 //! - `Table::Outcome/<retrieval id>` (kind [`OUTCOME_KIND`]): `outcome:u8 (1 success,
-//!   2 failure, 3 partial) at:i64`. A later outcome for the same retrieval replaces it.
+//!   2 failure, 3 partial) at:i64 [reporter:u8 (0 the host, 1 an agent)]`. A later outcome
+//!   for the same retrieval replaces it. Records written before the reporter byte read as the
+//!   host's.
 //! - `Table::Meta/outcome-weights` (kind [`WEIGHTS_KIND`]): `n:u32 (episode:u64
 //!   weight:f32)×n`, the episodes outcome tracking found harmful and the factor recall
 //!   multiplies their score by.
@@ -21,6 +23,18 @@ pub const RETRIEVAL_KIND: u8 = 10;
 pub const OUTCOME_KIND: u8 = 11;
 /// Record kind of the outcome weights.
 pub const WEIGHTS_KIND: u8 = 12;
+
+/// Who reported how a task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reporter {
+    /// The host application: its outcomes count for every entry, rules included.
+    Host = 0,
+    /// An agent through a channel anyone's text can reach (the MCP server): its outcomes may
+    /// down-weight episodes but never count against a rule, so a prompt-injected agent cannot
+    /// get what the user taught demoted.
+    Agent = 1,
+}
 
 /// What one recall returned.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -70,7 +84,7 @@ impl Retrieval {
 }
 
 /// An outcome record's bytes.
-pub fn encode_outcome(outcome: Outcome, at: i64) -> Vec<u8> {
+pub fn encode_outcome(outcome: Outcome, at: i64, reporter: Reporter) -> Vec<u8> {
     let code = match outcome {
         Outcome::Success => 1,
         Outcome::Failure => 2,
@@ -78,12 +92,12 @@ pub fn encode_outcome(outcome: Outcome, at: i64) -> Vec<u8> {
         Outcome::Unknown => 0,
     };
     let mut w = Writer::new();
-    w.u8(code).i64(at);
+    w.u8(code).i64(at).u8(reporter as u8);
     seal(OUTCOME_KIND, &w.finish())
 }
 
 /// Decodes [`encode_outcome`] output.
-pub fn decode_outcome(bytes: &[u8]) -> Result<(Outcome, i64)> {
+pub fn decode_outcome(bytes: &[u8]) -> Result<(Outcome, i64, Reporter)> {
     let mut r = Reader::new(open(bytes, OUTCOME_KIND, "outcome")?, "outcome");
     let o = match r.u8()? {
         1 => Outcome::Success,
@@ -92,8 +106,15 @@ pub fn decode_outcome(bytes: &[u8]) -> Result<(Outcome, i64)> {
         _ => Outcome::Unknown,
     };
     let at = r.i64()?;
+    let reporter = if r.remaining() == 0 {
+        Reporter::Host
+    } else if r.u8()? == 1 {
+        Reporter::Agent
+    } else {
+        Reporter::Host
+    };
     r.end()?;
-    Ok((o, at))
+    Ok((o, at, reporter))
 }
 
 /// The outcome weights' bytes.
@@ -126,10 +147,17 @@ mod tests {
     fn outcome_records_round_trip() {
         let r = Retrieval { at: 5, episodes: vec![1, 2], rules: vec![7] };
         assert_eq!(Retrieval::decode(&r.encode()).unwrap(), r);
-        assert_eq!(
-            decode_outcome(&encode_outcome(Outcome::Failure, 9)).unwrap(),
-            (Outcome::Failure, 9)
-        );
+        for reporter in [Reporter::Host, Reporter::Agent] {
+            assert_eq!(
+                decode_outcome(&encode_outcome(Outcome::Failure, 9, reporter)).unwrap(),
+                (Outcome::Failure, 9, reporter)
+            );
+        }
+        // A record written before the reporter byte is the host's.
+        let mut w = Writer::new();
+        w.u8(2).i64(9);
+        let old = seal(OUTCOME_KIND, &w.finish());
+        assert_eq!(decode_outcome(&old).unwrap(), (Outcome::Failure, 9, Reporter::Host));
         let w = vec![(3, 0.5f32)];
         assert_eq!(decode_weights(&encode_weights(&w)).unwrap(), w);
     }

@@ -75,6 +75,15 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
+/// Lower case, compatibility-decomposed, without combining marks: "Café" and "cafe" fold alike.
+pub fn fold(word: &str) -> String {
+    // ASCII is its own NFKD form: the common case skips decomposition.
+    if word.is_ascii() {
+        return word.to_ascii_lowercase();
+    }
+    word.nfkd().filter(|c| !is_combining_mark(*c)).flat_map(char::to_lowercase).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,13 +94,4 @@ mod tests {
         assert_eq!(words("d'ora in poi"), ["d", "ora", "in", "poi"]);
         assert_eq!(words("IMPORTANT: Règles"), ["important", ":", "regles"]);
     }
-}
-
-/// Lower case, compatibility-decomposed, without combining marks: "Café" and "cafe" fold alike.
-pub fn fold(word: &str) -> String {
-    // ASCII is its own NFKD form: the common case skips decomposition.
-    if word.is_ascii() {
-        return word.to_ascii_lowercase();
-    }
-    word.nfkd().filter(|c| !is_combining_mark(*c)).flat_map(char::to_lowercase).collect()
 }

@@ -1,6 +1,7 @@
 // `mnemo mcp` driven by the official TypeScript MCP SDK's client over stdio: the tools it lists
-// (with and without --allow-destructive), a call of each, the resources, trust (no user
-// authority through MCP), and the store shared with other `mnemo` commands while it runs.
+// (with and without --allow-destructive), a call of each (a short text for the model, the JSON
+// as structured content checked against the tool's output schema), the resources, trust (no
+// user authority through MCP), and the store shared with other `mnemo` commands while it runs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -22,7 +23,10 @@ function mnemoBin() {
 }
 
 const AT = "2024-03-09T10:00:00Z";
-const SAFE = ["context", "expand", "fact_get", "fact_set", "facts", "recall", "remember", "signal", "task_end", "task_start", "task_step"];
+const SAFE = ["context", "expand", "fact_get", "fact_history", "fact_set", "facts", "outcome", "recall", "remember", "signal", "task_end", "task_start", "task_step", "triple_set", "triples"];
+const DESTRUCTIVE = ["correct", "episode_status", "export", "fact_rollback", "feedback", "forget", "rule_status"];
+/** The texts every answer gave, for the checks on what a model reads. */
+const texts = [];
 
 async function connect(store, extra = []) {
   const transport = new StdioClientTransport({
@@ -35,12 +39,17 @@ async function connect(store, extra = []) {
   return client;
 }
 
-/** Calls a tool; returns its JSON answer, or throws with the tool's error text. */
+/**
+ * Calls a tool; returns its structured content (the SDK has checked it against the tool's
+ * output schema), or throws with the tool's error text. Keeps the text the model would read.
+ */
 async function call(client, name, args = {}) {
   const r = await client.callTool({ name, arguments: args });
   const text = r.content.map((c) => c.text).join("");
   if (r.isError) throw new Error(text);
-  return JSON.parse(text);
+  assert.ok(r.structuredContent && typeof r.structuredContent === "object", `${name}: ${JSON.stringify(r)}`);
+  texts.push(text);
+  return r.structuredContent;
 }
 
 /** The same store from the command line, while the server runs. */
@@ -58,6 +67,7 @@ test("mnemo mcp: every tool through the official SDK client, resources, trust, a
     const tools = (await client.listTools()).tools;
     assert.deepEqual(tools.map((t) => t.name).sort(), SAFE, "forget and feedback are off without the flag");
     for (const t of tools) assert.ok(t.description.length > 20 && t.inputSchema.type === "object", t.name);
+    for (const t of tools) assert.equal(t.outputSchema?.type, "object", `${t.name} has an output schema`);
 
     const stored = await call(client, "remember", {
       text: "Quote Q-2024-117 for Bertelli & Co sent: 48 valve assemblies at EUR 9,800",
@@ -68,16 +78,31 @@ test("mnemo mcp: every tool through the official SDK client, resources, trust, a
     const recalled = await call(client, "recall", { query: "Q-2024-117", k: 2 });
     assert.equal(recalled.hits[0].episode.id, stored.id, JSON.stringify(recalled.hits.map((h) => h.episode.text)));
     assert.equal(recalled.hits[0].episode.source, "agent", "an MCP write is the agent's");
+    // What the model reads: one line per hit, with why it ranks; no record dumped.
+    const lines = texts.at(-1).split("\n");
+    assert.match(lines[0], /^1\. \[2024-03-09\] Quote Q-2024-117 for Bertelli & Co sent: .* \(why: .*(bm25|cosine).*, recency [0-9.]+\)$/, texts.at(-1));
+    assert.ok(!texts.at(-1).includes("accessCount") && !texts.at(-1).includes("{"), texts.at(-1));
+    assert.match(texts.at(-1), /retrieval \d+/);
+    // A task's outcome, reported by the agent.
+    assert.equal((await call(client, "outcome", { retrieval_id: recalled.retrievalId, outcome: "success" })).ok, true);
+    await assert.rejects(call(client, "outcome", { retrieval_id: 42, outcome: "success" }), /NOT_FOUND/);
+    // Triples: the agent's are implicit.
+    const triple = await call(client, "triple_set", { subject: "Marco Bertelli", predicate: "works_at", object: "Bertelli & Co" });
+    assert.deepEqual([triple.object, triple.source], ["Bertelli & Co", "implicit"]);
+    assert.equal((await call(client, "triples", { subject: "Marco Bertelli" })).triples.length, 1);
+    assert.equal(texts.at(-1), "Marco Bertelli works_at Bertelli & Co (confidence 1, implicit)");
 
     // Facts: the agent's are implicit; the user's authority cannot be claimed through MCP.
     const fact = await call(client, "fact_set", { key: "tone", value: "formal" });
     assert.deepEqual([fact.result, fact.source, fact.origin], ["written", "implicit", "agent"]);
     await assert.rejects(call(client, "fact_set", { key: "tone", value: "casual", origin: "user" }), /INVALID_INPUT.*authority/);
-    assert.equal((await call(client, "fact_get", { key: "tone" })).value, "formal");
+    assert.equal((await call(client, "fact_get", { key: "tone" })).fact.value, "formal");
+    assert.match(texts.at(-1), /^tone: formal \(implicit, confidence 1, version 1\)$/);
+    assert.equal((await call(client, "fact_history", { key: "tone" })).versions.length, 1);
     cli(store, "fact", "set", "language", "Italian", "--source", "explicit", "--origin", "user");
     const overwrite = await call(client, "fact_set", { key: "language", value: "English" });
     assert.equal(overwrite.result, "refused", "an agent's fact never replaces the user's");
-    const facts = await call(client, "facts");
+    const facts = (await call(client, "facts")).facts;
     assert.deepEqual(facts.map((f) => `${f.key}=${f.value}`).sort(), ["language=Italian", "tone=formal"]);
 
     // A task's working memory, started before another process writes to the store.
@@ -97,6 +122,7 @@ test("mnemo mcp: every tool through the official SDK client, resources, trust, a
     assert.ok(ctx.text.includes("Never use semicolons"), ctx.text);
     assert.ok(ctx.text.includes("Q-2024-117"), ctx.text);
     assert.ok(ctx.tokens.total <= ctx.tokens.budget, JSON.stringify(ctx.tokens));
+    assert.ok(texts.at(-1).startsWith(ctx.text), "the context's text is what the model reads");
     // The task survived the store being read again after the command line wrote to it.
     const withTask = await call(client, "context", { task: "Reply to Marco Bertelli about the valve quote", task_id: "reply-17" });
     assert.ok(withTask.text.includes("valid until 30 April"), withTask.text);
@@ -135,11 +161,19 @@ test("mnemo mcp: every tool through the official SDK client, resources, trust, a
     await client.close();
   }
 
-  // With --allow-destructive: feedback and forget.
+  // With --allow-destructive: feedback, forget, correct, statuses, rollback, export.
   const admin = await connect(store, ["--allow-destructive"]);
   try {
     const names = (await admin.listTools()).tools.map((t) => t.name).sort();
-    assert.deepEqual(names, [...SAFE, "feedback", "forget"].sort());
+    assert.deepEqual(names, [...SAFE, ...DESTRUCTIVE].sort());
+    const rule = JSON.parse((await admin.readResource({ uri: "mnemo://rules" })).contents[0].text)[0];
+    assert.equal((await call(admin, "rule_status", { id: rule.id, status: "demoted" })).ok, true);
+    assert.deepEqual(JSON.parse((await admin.readResource({ uri: "mnemo://rules" })).contents[0].text), [], "a demoted rule is not active");
+    await assert.rejects(call(admin, "rule_status", { id: rule.id, status: "superseded" }), /INVALID_INPUT/);
+    const dump = await call(admin, "export");
+    assert.ok(dump.episodes.length >= 2 && dump.triples.length === 1, JSON.stringify(Object.keys(dump)));
+    const fixed = await call(admin, "correct", { id: 2, text: "Deploy of the billing service failed: an expired TLS certificate on the load balancer" });
+    assert.equal(fixed.scope, "correction", JSON.stringify(fixed));
     const observations = JSON.parse((await admin.readResource({ uri: "mnemo://observations" })).contents[0].text);
     const wrong = await call(admin, "feedback", { observation: observations[0].id, verdict: "wrong" });
     assert.equal(wrong.observation.status, "rejected", JSON.stringify(wrong));

@@ -35,6 +35,14 @@ pub enum Command {
     Recall(Recall),
     /// List the latest episodes, oldest first, with their decay
     Timeline(Timeline),
+    /// Change an episode's status: raw, active, superseded or rejected (rejected and
+    /// superseded episodes leave recall; they stay in the log)
+    Status {
+        /// The episode's id
+        id: u64,
+        /// raw, active, superseded or rejected
+        status: String,
+    },
     /// Set, read, trace or roll back one fact (a key with a versioned value)
     #[command(subcommand)]
     Fact(Fact),
@@ -45,6 +53,17 @@ pub enum Command {
     Rule(Rule),
     /// List the rules
     Rules(Rules),
+    /// Assert an entity triple (subject, predicate, object)
+    #[command(subcommand)]
+    Triple(Triple),
+    /// List the triples about a subject that hold now
+    Triples {
+        /// The subject entity
+        subject: String,
+        /// Include the triples a contradicting assertion ended
+        #[arg(long)]
+        history: bool,
+    },
     #[command(flatten)]
     Learn(crate::learn::Learn),
     #[command(flatten)]
@@ -308,6 +327,43 @@ pub enum Rule {
         #[arg(long, default_value = "user")]
         origin: Origin,
     },
+    /// Change a rule's status: active, candidate (proposed, not injected) or demoted; a rule
+    /// leaving the active set gives back the rules it absorbed
+    Status {
+        /// The rule's id
+        id: u64,
+        /// candidate, active or demoted (superseded is set only by merging)
+        status: RuleStatus,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Triple {
+    /// Assert (subject, predicate, object): agreeing assertions raise its confidence, a
+    /// contradicting one ends the current triple unless that one has a higher source
+    Set {
+        /// The subject entity ("Marco")
+        subject: String,
+        /// The predicate ("works_at"); one object per subject and predicate holds at a time
+        predicate: String,
+        /// The object ("Acme")
+        object: String,
+        /// How sure, from 0 to 1
+        #[arg(long, default_value_t = 1.0)]
+        confidence: f32,
+        /// Who says so: explicit (the user, the default here), admin or implicit
+        #[arg(long, default_value = "explicit")]
+        source: Source,
+    },
+}
+
+impl Triple {
+    /// The triple as the engine's JSON.
+    pub fn json(&self) -> Value {
+        let Triple::Set { subject, predicate, object, confidence, source } = self;
+        json!({"subject": subject, "predicate": predicate, "object": object,
+            "confidence": mnemo_json::value(confidence), "source": source})
+    }
 }
 
 #[derive(Args, Debug)]

@@ -38,6 +38,16 @@ pub trait Calls {
     fn context(&mut self, ns: &str, request: &str, now: i64) -> Result<String, String>;
     /// `expand`.
     fn expand(&mut self, ns: &str, id: &str) -> Result<String, String>;
+    /// `nightly_log`.
+    fn nightly_log(&mut self, ns: &str) -> Result<String, String>;
+    /// `recall_observations` (the query embedded by the engine's model).
+    fn recall_observations(
+        &mut self,
+        ns: &str,
+        text: &str,
+        k: u32,
+        now: i64,
+    ) -> Result<String, String>;
 }
 
 /// The learning loop's commands.
@@ -107,12 +117,21 @@ pub enum Learn {
     /// Count the episodes per compaction tier and status, retrievable and cold, and the
     /// namespace's bytes (--json: {episodes, retrievable, cold, tiers, statuses, bytes})
     Stats,
-    /// List the observations the engine counted (open ones; --all for every status)
+    /// List the observations the engine counted (open ones; --all for every status), or with
+    /// --like the open ones closest to a text, by cosine × exp(−λ·days)
     Observations {
         /// Include rejected and merged observations
         #[arg(long)]
         all: bool,
+        /// Rank the open observations against this text instead
+        #[arg(long, value_name = "TEXT", conflicts_with = "all")]
+        like: Option<String>,
+        /// How many to rank with --like
+        #[arg(long, default_value_t = 5, requires = "like")]
+        k: u32,
     },
+    /// Print the reports of the nightly runs, oldest first
+    NightlyLog,
     /// Tell the engine whether an observation is right or wrong (wrong is final)
     Feedback {
         /// The observation's id
@@ -204,10 +223,14 @@ pub fn run(g: &Globals, cmd: &Learn, calls: &mut dyn Calls) -> Result<(), String
             }
             return Ok(());
         }
-        Learn::Observations { all } => {
+        Learn::Observations { like: Some(text), k, .. } => {
+            calls.recall_observations(ns, text, *k, now)?
+        }
+        Learn::Observations { all, like: None, .. } => {
             let statuses = if *all { Vec::new() } else { vec!["open".to_string()] };
             calls.observations(ns, &statuses)?
         }
+        Learn::NightlyLog => calls.nightly_log(ns)?,
         Learn::Feedback { id, verdict } => {
             let v = if matches!(verdict, Verdict::Right) { "right" } else { "wrong" };
             calls.feedback(ns, *id, v, now)?
@@ -294,6 +317,24 @@ pub fn run(g: &Globals, cmd: &Learn, calls: &mut dyn Calls) -> Result<(), String
             println!("read {} signals, found {} patterns", v["signals"], v["found"]);
             println!("  new observations: {}", ids(&v["inserted"]));
             println!("  updated: {}", ids(&v["updated"]));
+        }
+        Learn::NightlyLog => {
+            for run in v.as_array().into_iter().flatten() {
+                println!("{run}");
+            }
+        }
+        Learn::Observations { like: Some(_), .. } => {
+            for h in v.as_array().into_iter().flatten() {
+                let o = &h["observation"];
+                println!(
+                    "#{} {:.3} (cosine {:.3} × recency {:.3}) {}",
+                    o["id"],
+                    h["score"].as_f64().unwrap_or(0.0),
+                    h["cosine"].as_f64().unwrap_or(0.0),
+                    h["recency"].as_f64().unwrap_or(0.0),
+                    o["quote"].as_str().unwrap_or("")
+                );
+            }
         }
         Learn::Observations { .. } => {
             for o in v.as_array().into_iter().flatten() {

@@ -11,6 +11,8 @@ pub mod globals;
 pub mod jsonl;
 pub mod learn;
 pub mod mcp;
+mod mcp_answer;
+mod mcp_args;
 pub mod memory;
 pub mod privacy;
 pub mod progress;
@@ -101,7 +103,10 @@ fn run(g: &Globals, command: &Command) -> Result<(), String> {
         Command::Timeline(a) => memory::timeline(g, a),
         Command::Fact(a) => memory::fact(g, a),
         Command::Facts(a) => memory::facts(g, a),
+        Command::Status { id, status } => memory::status(g, *id, status),
         Command::Rule(a) => memory::rule(g, a),
+        Command::Triple(a) => memory::triple(g, a),
+        Command::Triples { subject, history } => memory::triples(g, subject, *history),
         Command::Rules(a) => memory::rules(g, a),
         Command::Learn(c) => learn::run(g, c, &mut memory::open_learning(g)?),
         Command::Privacy(c) => privacy::run(g, c, &mut memory::open_learning(g)?),
@@ -164,7 +169,7 @@ fn embed(g: &Globals, a: &args::Embed) -> Result<(), String> {
         writeln!(out, "{json}").map_err(|e| e.to_string())?;
     }
     if g.json {
-        writeln!(out, "{}", json!(all)).map_err(|e| e.to_string())?;
+        writeln!(out, "{}", mnemo_json::value(&all)).map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -186,7 +191,7 @@ fn compare(g: &Globals, a: &args::Compare) -> Result<(), String> {
     if g.json {
         let against: Vec<_> = rows
             .map(|(b, c, p, s)| {
-                json!({"text": b, "cosine": c, "polarity": format!("{p:?}"), "stance": format!("{s:?}")})
+                json!({"text": b, "cosine": mnemo_json::value(c), "polarity": format!("{p:?}"), "stance": format!("{s:?}")})
             })
             .collect();
         let doc = json!({"model": embedder.model_id(), "text": first,

@@ -2,10 +2,18 @@
 //! (Claude Desktop, IDEs, any MCP client). Built on the `rmcp` SDK: newline-delimited JSON-RPC
 //! on stdout, nothing else (diagnostics go to stderr).
 //!
-//! - **Tools**: `remember`, `recall`, `context`, `expand`, `signal`, `facts`, `fact_get`,
-//!   `fact_set`, `task_start`, `task_step`, `task_end`; with `--allow-destructive` also `feedback` (a wrong observation never comes
-//!   back) and `forget` (erasure). A prompt-injected agent must not be able to erase a user or
-//!   teach the engine, so those two are not even listed without the flag.
+//! - **Tools**: `remember`, `recall`, `context`, `expand`, `signal`, `outcome`, `facts`,
+//!   `fact_get`, `fact_history`, `fact_set`, `triple_set`, `triples`, `task_start`,
+//!   `task_step`, `task_end`; with `--allow-destructive` also `feedback` (a wrong observation
+//!   never comes back), `forget` (erasure), `correct`, `episode_status`, `rule_status`,
+//!   `fact_rollback` and `export`. A prompt-injected agent must not be able to erase a user,
+//!   rewrite or export what is stored, or change what the user taught, so those are not even
+//!   listed without the flag; the outcomes it reports may lower an episode's rank but never
+//!   demote a rule. Which operations MCP leaves out, and why, is in the registry
+//!   (`mnemo_json::OPERATIONS`).
+//! - **Answers**: a short text for the model (one line per recalled episode, with why it
+//!   ranks) and the whole JSON as structured content, described by an output schema
+//!   (`mcp_answer`).
 //! - **Resources**: `mnemo://rules` (the active rules) and `mnemo://observations` (the open
 //!   observations), as JSON.
 //! - **Trust**: the server cannot tell who typed what it is sent, so nothing it writes claims
@@ -26,12 +34,15 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use mnemo::record::outcome::Reporter;
+use mnemo::record::Outcome;
 use mnemo::store::file::FileStore;
 use mnemo::{Config, Embedder, Engine, Role};
 use mnemo_embed::BertEmbedder;
 use mnemo_json::Json;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
 use rmcp::model::{
     Implementation, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
@@ -39,18 +50,45 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler, ServiceExt};
-use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::globals::Globals;
+use crate::mcp_answer::{self as text, answer, schema};
+use crate::mcp_args::*;
+
+/// The tools offered only with `--allow-destructive`: those the registry marks so
+/// ([`mnemo_json::Mcp::Destructive`]).
+pub fn destructive() -> impl Iterator<Item = &'static str> {
+    mnemo_json::OPERATIONS.iter().filter_map(|op| match op.mcp {
+        mnemo_json::Mcp::Destructive(name) => Some(name),
+        _ => None,
+    })
+}
+
+/// The tools this server offers, with `--allow-destructive` or without.
+pub fn tool_names(allow_destructive: bool) -> Vec<String> {
+    let mut router = Memory::tool_router();
+    if !allow_destructive {
+        for name in destructive() {
+            router.remove_route(name);
+        }
+    }
+    let mut names: Vec<String> =
+        router.list_all().into_iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    names
+}
+
+/// A tool's answer: text and structured content, or the error the agent reads.
+type Answer = Result<CallToolResult, String>;
 
 /// `mnemo mcp`'s own options.
 #[derive(clap::Args, Debug)]
 pub struct Mcp {
-    /// Also offer the tools that erase memories (`forget`) or teach the engine (`feedback`).
-    /// Leave it off for agents that read untrusted text: an injected instruction could
-    /// otherwise erase a user or reject what the user taught
+    /// Also offer the tools that erase, rewrite or export memories (`forget`, `correct`,
+    /// `episode_status`, `fact_rollback`, `export`) or change what the user taught (`feedback`,
+    /// `rule_status`). Leave it off for agents that read untrusted text: an injected
+    /// instruction could otherwise erase a user or reject what the user taught
     #[arg(long)]
     pub allow_destructive: bool,
 }
@@ -133,8 +171,9 @@ impl Memory {
         });
         let mut tool_router = Self::tool_router();
         if !allow_destructive {
-            tool_router.remove_route("forget");
-            tool_router.remove_route("feedback");
+            for name in destructive() {
+                tool_router.remove_route(name);
+            }
         }
         Memory { store: g.store.clone(), ns: g.ns.clone(), at: g.at, model, tool_router }
     }
@@ -228,158 +267,15 @@ fn untrusted_origin(origin: Option<&str>) -> Result<&str, String> {
     }
 }
 
-#[derive(Deserialize, JsonSchema)]
-struct RememberArgs {
-    /// What happened, in a sentence or a paragraph.
-    text: String,
-    /// success, failure or partial, when the episode was an attempt.
-    #[serde(default)]
-    outcome: Option<String>,
-    /// The lesson: why it went that way, what to do next time.
-    #[serde(default)]
-    verdict: Option<String>,
-    /// People, companies, repositories or other things it is about (the first is the contact).
-    #[serde(default)]
-    entities: Vec<String>,
-    /// Free labels to filter on.
-    #[serde(default)]
-    tags: Vec<String>,
-    /// The tool involved, if any (part of the situation lessons are keyed by).
-    #[serde(default)]
-    tool: Option<String>,
-    /// The kind of error, if it failed (part of the situation lessons are keyed by).
-    #[serde(default)]
-    error_class: Option<String>,
-    /// Where the text comes from: agent (the default), tool, web or email. Text from a tool,
-    /// a web page or an email is stored as untrusted data, never followed as an instruction.
-    #[serde(default)]
-    origin: Option<String>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct RecallArgs {
-    /// The question or situation, in natural language; time expressions such as "last week"
-    /// narrow the search to that window.
-    query: String,
-    /// How many episodes to return (default 5, at most 100).
-    #[serde(default)]
-    k: Option<u32>,
-    /// Also search the records that compaction or a rule took out of recall.
-    #[serde(default)]
-    include_cold: bool,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct ContextArgs {
-    /// The task at hand: the new email, the user's request.
-    task: String,
-    /// Everything but the response buffer fits this many tokens (default 9,600).
-    #[serde(default)]
-    budget: Option<u32>,
-    /// Disclosure level: 1 (rules, facts, episodes), 2 (+ observations), 3 (+ full history);
-    /// chosen from the task when absent.
-    #[serde(default)]
-    level: Option<u8>,
-    /// A running task (task_start) whose working memory goes in the working section.
-    #[serde(default)]
-    task_id: Option<String>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct TaskStartArgs {
-    /// The task's id, chosen by the caller (unique among running tasks).
-    task_id: String,
-    /// What the task is: the request, the email to answer.
-    content: String,
-    /// The working memory's cap in tokens (default 4,000).
-    #[serde(default)]
-    cap: Option<u32>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct TaskStepArgs {
-    /// The running task's id.
-    task_id: String,
-    /// reasoning, tool-result, approval or note.
-    kind: String,
-    /// The step.
-    text: String,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct TaskEndArgs {
-    /// The running task's id.
-    task_id: String,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct ExpandArgs {
-    /// An id from a context's withheld list: episode:42, rule:3, fact:KEY, observation:7,
-    /// transcript:N, working:TASK.
-    id: String,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct SignalArgs {
-    /// One behaviour signal: {"ts", "kind" (edited, rejected, deferred, accepted, …), "agent",
-    /// "situation": {…}, "before", "after"}. Repeated signals become observations.
-    signal: Value,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct FactGetArgs {
-    /// The fact's key, e.g. "language".
-    key: String,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct FactSetArgs {
-    /// The fact's key, e.g. "language".
-    key: String,
-    /// Its new value.
-    value: String,
-    /// How sure, from 0 to 1 (default 1).
-    #[serde(default)]
-    confidence: Option<f32>,
-    /// auto-inject (the default), sensitive or never-inject.
-    #[serde(default)]
-    policy: Option<String>,
-    /// agent (the default), tool, web or email. Such a fact is `implicit`: it never overrides
-    /// what the user or an administrator set.
-    #[serde(default)]
-    origin: Option<String>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct FeedbackArgs {
-    /// The observation's id (from the observations resource or a context).
-    observation: u64,
-    /// right or wrong; wrong is final: the observation never comes back.
-    verdict: String,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct ForgetArgs {
-    /// subject (every record that names it), episode (one memory and what derives from it) or
-    /// namespace (everything held for this user).
-    scope: String,
-    /// The subject's name, for scope subject.
-    #[serde(default)]
-    subject: Option<String>,
-    /// The episode's id, for scope episode.
-    #[serde(default)]
-    id: Option<u64>,
-}
-
 #[tool_router(router = tool_router)]
 impl Memory {
-    /// Store one episode (something that happened). Returns {stored, id, importance, reason}.
     #[tool(description = "Store one episode (something that happened) in long-term memory. \
-        Returns {stored, id, importance, reason}; routine or secret-bearing text may be \
-        discarded or masked.")]
-    fn remember(&self, Parameters(a): Parameters<RememberArgs>) -> Result<String, String> {
+        Answers whether it was stored, with its id and importance; routine or secret-bearing \
+        text may be discarded or masked.",
+        output_schema = schema(&[("stored", "boolean"), ("reason", "string")]))]
+    fn remember(&self, Parameters(a): Parameters<RememberArgs>) -> Answer {
         let origin = untrusted_origin(a.origin.as_deref())?;
-        self.with_engine(|e, ns, now| {
+        let out = self.with_engine(|e, ns, now| {
             let mut ep = json!({"text": a.text, "createdAt": now, "source": origin,
                 "entities": a.entities, "tags": a.tags});
             for (k, v) in [
@@ -393,23 +289,28 @@ impl Memory {
                 }
             }
             Json(&mut *e).remember(ns, &ep.to_string(), None)
-        })
+        })?;
+        answer(&out, "stored", text::remember)
     }
 
-    #[tool(description = "Find the episodes that best answer a query, each with its score \
-        explained (BM25 and E5 cosine fused, times recency and importance). Returns {hits, \
-        window, retrievalId}.")]
-    fn recall(&self, Parameters(a): Parameters<RecallArgs>) -> Result<String, String> {
+    #[tool(description = "Find the episodes that best answer a query: one line each, with \
+        why it ranks (BM25 and E5 cosine fused, recency); the structured content has every \
+        score. Report how the task went with outcome and the retrieval id.",
+        output_schema = schema(&[("hits", "array"), ("window", "object|null"), ("retrievalId", "integer|null")]))]
+    fn recall(&self, Parameters(a): Parameters<RecallArgs>) -> Answer {
         let k = a.k.unwrap_or(5).clamp(1, 100);
         let q = json!({"text": a.query, "k": k, "includeCold": a.include_cold});
-        self.with_engine(|e, ns, now| Json(&mut *e).recall(ns, &q.to_string(), now, None))
+        let out =
+            self.with_engine(|e, ns, now| Json(&mut *e).recall(ns, &q.to_string(), now, None))?;
+        answer(&out, "hits", text::recall)
     }
 
     #[tool(description = "Assemble the memory to put in front of the model for a task: \
         active rules (whole, first), facts, the relevant episodes and observations, each \
-        section within its token cap. Returns {sections, withheld, tokens, disclosure, text}; \
-        `text` is ready for a system prompt, and each withheld id can be fetched with expand.")]
-    fn context(&self, Parameters(a): Parameters<ContextArgs>) -> Result<String, String> {
+        section within its token cap. The text is ready for a system prompt; each withheld id \
+        can be fetched with expand.",
+        output_schema = schema(&[("sections", "array"), ("withheld", "array"), ("text", "string")]))]
+    fn context(&self, Parameters(a): Parameters<ContextArgs>) -> Answer {
         let mut req = json!({"task": a.task});
         if let Some(b) = a.budget {
             req["total"] = json!(b);
@@ -420,85 +321,197 @@ impl Memory {
         if let Some(t) = a.task_id {
             req["taskId"] = json!(t);
         }
-        self.with_engine(|e, ns, now| Json(&mut *e).context(ns, &req.to_string(), now))
+        let out =
+            self.with_engine(|e, ns, now| Json(&mut *e).context(ns, &req.to_string(), now))?;
+        answer(&out, "context", text::context)
     }
 
     #[tool(description = "Start a task's working memory: the task's content, then its steps \
         (task_step), capped in tokens; when the cap is crossed the oldest steps are summarised, \
         never cut. Pass the task_id to context to include it. It lives in this server's \
-        process only and is discarded by task_end. Returns the working memory.")]
-    fn task_start(&self, Parameters(a): Parameters<TaskStartArgs>) -> Result<String, String> {
+        process only and is discarded by task_end.",
+        output_schema = schema(&[("task", "string"), ("steps", "array")]))]
+    fn task_start(&self, Parameters(a): Parameters<TaskStartArgs>) -> Answer {
         let cap = a.cap.map(|c| c as usize);
-        self.with_engine(|e, ns, _| Json(&mut *e).task_start(ns, &a.task_id, &a.content, cap))
+        let out =
+            self.with_engine(|e, ns, _| Json(&mut *e).task_start(ns, &a.task_id, &a.content, cap))?;
+        answer(&out, "working", text::working)
     }
 
     #[tool(description = "Add a step to a running task's working memory: kind reasoning, \
-        tool-result, approval or note. Returns {n, folded, tokens} (folded: steps summarised \
-        to stay within the cap).")]
-    fn task_step(&self, Parameters(a): Parameters<TaskStepArgs>) -> Result<String, String> {
-        self.with_engine(|e, ns, _| Json(&mut *e).task_step(ns, &a.task_id, &a.kind, &a.text))
+        tool-result, approval or note. Answers the step's number, the steps folded to stay \
+        within the cap and the tokens used.",
+        output_schema = schema(&[("n", "integer"), ("folded", "integer")]))]
+    fn task_step(&self, Parameters(a): Parameters<TaskStepArgs>) -> Answer {
+        let out =
+            self.with_engine(|e, ns, _| Json(&mut *e).task_step(ns, &a.task_id, &a.kind, &a.text))?;
+        answer(&out, "step", text::step)
     }
 
     #[tool(description = "End a task: its working memory is discarded and returned one last \
         time. Remember what is worth keeping as an episode, and send signals for what the user \
-        changed.")]
-    fn task_end(&self, Parameters(a): Parameters<TaskEndArgs>) -> Result<String, String> {
-        self.with_engine(|e, ns, _| Json(&mut *e).task_end(ns, &a.task_id))
+        changed.",
+        output_schema = schema(&[("task", "string"), ("steps", "array")]))]
+    fn task_end(&self, Parameters(a): Parameters<TaskEndArgs>) -> Answer {
+        let out = self.with_engine(|e, ns, _| Json(&mut *e).task_end(ns, &a.task_id))?;
+        answer(&out, "working", text::working)
     }
 
     #[tool(description = "The full text behind an id that a context listed as withheld \
-        (episode:42, rule:3, fact:KEY, observation:7, transcript:N, working:TASK).")]
-    fn expand(&self, Parameters(a): Parameters<ExpandArgs>) -> Result<String, String> {
-        self.with_engine(|e, ns, _| e.expand(ns, &a.id))
+        (episode:42, rule:3, fact:KEY, observation:7, transcript:N, working:TASK).",
+        output_schema = schema(&[("text", "string")]))]
+    fn expand(&self, Parameters(a): Parameters<ExpandArgs>) -> Answer {
+        let out = self.with_engine(|e, ns, _| Json(&mut *e).expand(ns, &a.id))?;
+        answer(&out, "text", text::expand)
     }
 
     #[tool(description = "Record one behaviour signal (the user edited, rejected, deferred or \
         accepted what the agent did). Repeated signals become observations, and observations \
-        the user confirms become rules. Returns {id}.")]
-    fn signal(&self, Parameters(a): Parameters<SignalArgs>) -> Result<String, String> {
-        self.with_engine(|e, ns, _| e.signal_json(ns, &a.signal.to_string()))
+        the user confirms become rules.",
+        output_schema = schema(&[("id", "integer")]))]
+    fn signal(&self, Parameters(a): Parameters<SignalArgs>) -> Answer {
+        let out = self.with_engine(|e, ns, _| Json(&mut *e).signal(ns, &a.signal.to_string()))?;
+        answer(&out, "id", text::id)
     }
 
-    #[tool(description = "List the facts that hold now (key, value, source, confidence, \
-        policy, version).")]
-    fn facts(&self) -> Result<String, String> {
-        self.with_engine(|e, ns, now| Json(&*e).facts(ns, now, false))
+    #[tool(description = "Report how the task a recall or context served went: success, \
+        failure or partial, with its retrieval id. An episode that keeps preceding failures is \
+        ranked lower; an agent's reports never demote a rule the user taught.",
+        output_schema = schema(&[("ok", "boolean")]))]
+    fn outcome(&self, Parameters(a): Parameters<OutcomeArgs>) -> Answer {
+        let outcome: Outcome = a.outcome.parse().map_err(failure)?;
+        self.with_engine(|e, ns, now| {
+            e.outcome_from(ns, a.retrieval_id, outcome, now, Reporter::Agent)
+        })?;
+        answer(r#"{"ok": true}"#, "ok", text::ok)
     }
 
-    #[tool(description = "Read one fact by key (null when none holds).")]
-    fn fact_get(&self, Parameters(a): Parameters<FactGetArgs>) -> Result<String, String> {
-        self.with_engine(|e, ns, now| Json(&*e).fact(ns, &a.key, now, false))
+    #[tool(description = "List the facts that hold now (key: value, source, confidence, \
+        version).",
+        output_schema = schema(&[("facts", "array")]))]
+    fn facts(&self) -> Answer {
+        let out = self.with_engine(|e, ns, now| Json(&*e).facts(ns, now, false))?;
+        answer(&out, "facts", text::facts)
+    }
+
+    #[tool(description = "Read one fact by key.",
+        output_schema = schema(&[("fact", "object|null")]))]
+    fn fact_get(&self, Parameters(a): Parameters<FactGetArgs>) -> Answer {
+        let out = self.with_engine(|e, ns, now| Json(&*e).fact(ns, &a.key, now, false))?;
+        answer(&format!("{{\"fact\": {out}}}"), "fact", |v| text::fact(&v["fact"]))
+    }
+
+    #[tool(description = "Every version of one fact, oldest first, with who set it.",
+        output_schema = schema(&[("versions", "array")]))]
+    fn fact_history(&self, Parameters(a): Parameters<FactHistoryArgs>) -> Answer {
+        let out = self.with_engine(|e, ns, _| Json(&*e).fact_history(ns, &a.key))?;
+        answer(&out, "versions", text::facts)
     }
 
     #[tool(description = "Set a fact as the agent learned it (source implicit: it never \
-        overrides what the user or an administrator set). Returns {result: written | \
-        confirmed | refused, …}.")]
-    fn fact_set(&self, Parameters(a): Parameters<FactSetArgs>) -> Result<String, String> {
+        overrides what the user or an administrator set). Answers written, confirmed or \
+        refused.",
+        output_schema = schema(&[("result", "string")]))]
+    fn fact_set(&self, Parameters(a): Parameters<FactSetArgs>) -> Answer {
         let origin = untrusted_origin(a.origin.as_deref())?;
         let mut f = json!({"key": a.key, "value": a.value, "source": "implicit",
             "origin": origin});
         if let Some(c) = a.confidence {
-            f["confidence"] = json!(c);
+            f["confidence"] = mnemo_json::value(c);
         }
         if let Some(p) = a.policy {
             f["policy"] = json!(p);
         }
-        self.with_engine(|e, ns, now| Json(&mut *e).set_fact(ns, &f.to_string(), now))
+        let out = self.with_engine(|e, ns, now| Json(&mut *e).set_fact(ns, &f.to_string(), now))?;
+        answer(&out, "result", text::fact_set)
+    }
+
+    #[tool(description = "Assert an entity triple (subject, predicate, object) as the agent \
+        learned it (source implicit: it never ends a triple the user or an administrator \
+        asserted). An agreeing assertion raises its confidence; a contradicting one ends it.",
+        output_schema = schema(&[("subject", "string"), ("predicate", "string"), ("object", "string")]))]
+    fn triple_set(&self, Parameters(a): Parameters<TripleSetArgs>) -> Answer {
+        let t = json!({"subject": a.subject, "predicate": a.predicate, "object": a.object,
+            "confidence": mnemo_json::value(a.confidence.unwrap_or(1.0)), "source": "implicit"});
+        let out =
+            self.with_engine(|e, ns, now| Json(&mut *e).assert_triple(ns, &t.to_string(), now))?;
+        answer(&out, "triple", text::triple)
+    }
+
+    #[tool(description = "The triples about a subject that hold now (with history, the ended \
+        ones too).",
+        output_schema = schema(&[("triples", "array")]))]
+    fn triples(&self, Parameters(a): Parameters<TriplesArgs>) -> Answer {
+        let out = self.with_engine(|e, ns, _| Json(&*e).triples(ns, &a.subject, a.history))?;
+        answer(&out, "triples", text::triples)
     }
 
     #[tool(description = "Tell the engine whether an observation is right or wrong. Wrong is \
         final: the observation never comes back. Only offered when the server was started \
-        with --allow-destructive.")]
-    fn feedback(&self, Parameters(a): Parameters<FeedbackArgs>) -> Result<String, String> {
-        self.with_engine(|e, ns, now| Json(&mut *e).feedback(ns, a.observation, &a.verdict, now))
+        with --allow-destructive.",
+        output_schema = schema(&[("observation", "object")]))]
+    fn feedback(&self, Parameters(a): Parameters<FeedbackArgs>) -> Answer {
+        let out = self
+            .with_engine(|e, ns, now| Json(&mut *e).feedback(ns, a.observation, &a.verdict, now))?;
+        answer(&out, "feedback", text::feedback)
     }
 
     #[tool(description = "Erase memories for good: one subject, one episode, or the whole \
         namespace, across every layer, with a receipt. Only offered when the server was \
-        started with --allow-destructive.")]
-    fn forget(&self, Parameters(a): Parameters<ForgetArgs>) -> Result<String, String> {
+        started with --allow-destructive.",
+        output_schema = schema(&[("scope", "string"), ("layers", "array"), ("verification", "object")]))]
+    fn forget(&self, Parameters(a): Parameters<ForgetArgs>) -> Answer {
         let what = json!({"scope": a.scope, "subject": a.subject, "id": a.id});
-        self.with_engine(|e, ns, now| Json(&mut *e).erase(ns, &what.to_string(), now))
+        let out = self.with_engine(|e, ns, now| Json(&mut *e).erase(ns, &what.to_string(), now))?;
+        answer(&out, "receipt", text::receipt)
+    }
+
+    #[tool(description = "Rectify one episode: its text (and lesson) replaced under the same \
+        id, what derives from it erased, with a receipt. Only offered when the server was \
+        started with --allow-destructive.",
+        output_schema = schema(&[("scope", "string"), ("layers", "array"), ("verification", "object")]))]
+    fn correct(&self, Parameters(a): Parameters<CorrectArgs>) -> Answer {
+        let fix = json!({"text": a.text, "verdict": a.verdict});
+        let out =
+            self.with_engine(|e, ns, now| Json(&mut *e).correct(ns, a.id, &fix.to_string(), now))?;
+        answer(&out, "receipt", text::receipt)
+    }
+
+    #[tool(description = "Change an episode's status: raw, active, superseded or rejected \
+        (rejected and superseded episodes leave recall). Only offered when the server was \
+        started with --allow-destructive.",
+        output_schema = schema(&[("ok", "boolean")]))]
+    fn episode_status(&self, Parameters(a): Parameters<StatusArgs>) -> Answer {
+        let out = self.with_engine(|e, ns, _| Json(&mut *e).set_status(ns, a.id, &a.status))?;
+        answer(&out, "ok", text::ok)
+    }
+
+    #[tool(description = "Change a rule's status: candidate, active or demoted (a rule \
+        leaving the active set gives back the rules it absorbed). Only offered when the server \
+        was started with --allow-destructive.",
+        output_schema = schema(&[("ok", "boolean")]))]
+    fn rule_status(&self, Parameters(a): Parameters<StatusArgs>) -> Answer {
+        let out =
+            self.with_engine(|e, ns, now| Json(&mut *e).set_rule_status(ns, a.id, &a.status, now))?;
+        answer(&out, "ok", text::ok)
+    }
+
+    #[tool(description = "Make an earlier version of a fact current again (written as a new \
+        version). Only offered when the server was started with --allow-destructive.",
+        output_schema = schema(&[("version", "integer")]))]
+    fn fact_rollback(&self, Parameters(a): Parameters<FactRollbackArgs>) -> Answer {
+        let out =
+            self.with_engine(|e, ns, now| Json(&mut *e).rollback_fact(ns, &a.key, a.version, now))?;
+        answer(&out, "version", text::rollback)
+    }
+
+    #[tool(description = "Everything held for this user, readable (the right of access): \
+        episodes, facts, triples, rules, signals, observations. Only offered when the server \
+        was started with --allow-destructive.",
+        output_schema = schema(&[("episodes", "array"), ("facts", "array"), ("rules", "array")]))]
+    fn export(&self) -> Answer {
+        let out = self.with_engine(|e, ns, now| Json(&*e).export_readable(ns, now))?;
+        answer(&out, "export", text::export)
     }
 }
 

@@ -68,14 +68,13 @@ pub fn remember(g: &Globals, a: &args::Remember) -> Result<(), String> {
 
 pub fn recall(g: &Globals, a: &args::Recall) -> Result<(), String> {
     let mut engine = open(g, true)?;
-    if g.json {
-        let q = a.json()?.to_string();
-        println!("{}", Json(&mut engine).recall(&g.ns, &q, g.now(), None).map_err(err)?);
-        return Ok(());
-    }
     let mut query = Query::new(args::joined(&a.query, "recall")?, a.k as usize);
     query.include_cold = a.include_cold;
     let r = engine.recall(&g.ns, &query, g.now()).map_err(err)?;
+    if g.json {
+        println!("{}", mnemo_json::recall_answer(&r).map_err(err)?);
+        return Ok(());
+    }
     if let Some(t) = &r.time {
         let w = r.window.map_or("dropped: nothing in it".into(), |w| {
             format!("{} to {}", format_date(w.from.max(0)), format_date(w.to - 1))
@@ -187,8 +186,19 @@ pub fn facts(g: &Globals, a: &args::Facts) -> Result<(), String> {
 }
 
 pub fn rule(g: &Globals, a: &args::Rule) -> Result<(), String> {
-    let args::Rule::Add { text, status, origin } = a;
     let mut engine = open(g, false)?;
+    let (text, status, origin) = match a {
+        args::Rule::Add { text, status, origin } => (text, status, origin),
+        args::Rule::Status { id, status } => {
+            engine.set_rule_status(&g.ns, *id, *status, g.now()).map_err(err)?;
+            if g.json {
+                println!("{}", json!({"id": id, "status": status}));
+            } else {
+                println!("rule #{id} is {}", name(status));
+            }
+            return Ok(());
+        }
+    };
     let id = engine
         .add_rule(&g.ns, &args::joined(text, "rule add")?, "", *status, *origin, g.now())
         .map_err(err)?;
@@ -196,6 +206,60 @@ pub fn rule(g: &Globals, a: &args::Rule) -> Result<(), String> {
         println!("{}", json!({"id": id, "status": status}));
     } else {
         println!("rule #{id} added ({})", name(status));
+    }
+    Ok(())
+}
+
+/// `mnemo status ID STATUS`: an episode's status.
+pub fn status(g: &Globals, id: u64, to: &str) -> Result<(), String> {
+    let mut engine = open(g, false)?;
+    engine.set_status(&g.ns, id, mnemo_json::status(to).map_err(err)?).map_err(err)?;
+    if g.json {
+        println!("{}", json!({"id": id, "status": to}));
+    } else {
+        println!("episode #{id} is {to}");
+    }
+    Ok(())
+}
+
+/// `mnemo triple set S P O`.
+pub fn triple(g: &Globals, a: &args::Triple) -> Result<(), String> {
+    let mut engine = open(g, false)?;
+    let out = Json(&mut engine).assert_triple(&g.ns, &a.json().to_string(), g.now());
+    let out = out.map_err(err)?;
+    if g.json {
+        println!("{out}");
+    } else {
+        let t: serde_json::Value = serde_json::from_str(&out).map_err(|e| e.to_string())?;
+        println!(
+            "{} {} {} (confidence {}, {})",
+            t["subject"].as_str().unwrap_or(""),
+            t["predicate"].as_str().unwrap_or(""),
+            t["object"].as_str().unwrap_or(""),
+            t["confidence"],
+            t["source"].as_str().unwrap_or("")
+        );
+    }
+    Ok(())
+}
+
+/// `mnemo triples SUBJECT`.
+pub fn triples(g: &Globals, subject: &str, history: bool) -> Result<(), String> {
+    let engine = open(g, false)?;
+    if g.json {
+        println!("{}", Json(&engine).triples(&g.ns, subject, history).map_err(err)?);
+        return Ok(());
+    }
+    for t in engine.triples(&g.ns, subject, history).map_err(err)? {
+        let ended = t.valid_to.map(|to| format!(", ended {to}")).unwrap_or_default();
+        println!(
+            "{} {} {} (confidence {}, {}{ended})",
+            t.subject,
+            t.predicate,
+            t.object,
+            mnemo_json::value(t.confidence),
+            name(t.source)
+        );
     }
     Ok(())
 }
@@ -422,6 +486,18 @@ impl crate::learn::Calls for Store {
     }
     fn observations(&mut self, ns: &str, statuses: &[String]) -> Result<String, String> {
         Json(&*self).observations(ns, statuses).map_err(err)
+    }
+    fn nightly_log(&mut self, ns: &str) -> Result<String, String> {
+        Json(&*self).nightly_log(ns).map_err(err)
+    }
+    fn recall_observations(
+        &mut self,
+        ns: &str,
+        text: &str,
+        k: u32,
+        now: i64,
+    ) -> Result<String, String> {
+        Json(&mut *self).recall_observations(ns, text, None, k as usize, now).map_err(err)
     }
     fn feedback(&mut self, ns: &str, id: u64, verdict: &str, now: i64) -> Result<String, String> {
         Json(&mut *self).feedback(ns, id, verdict, now).map_err(err)

@@ -227,6 +227,35 @@ impl Guest for Component {
         with(|e| e.add_rule(&ns, &text, "", status.parse()?, origin.parse()?, now))
     }
 
+    fn set_status(ns: String, id: u64, status: String) -> std::result::Result<(), WitError> {
+        with(|e| e.set_status(&ns, id, json::status(&status)?))
+    }
+
+    fn assert_triple(
+        ns: String,
+        triple: String,
+        now: i64,
+    ) -> std::result::Result<String, WitError> {
+        with(|e| Json(&mut *e).assert_triple(&ns, &triple, now))
+    }
+
+    fn triples(
+        ns: String,
+        subject: String,
+        history: bool,
+    ) -> std::result::Result<String, WitError> {
+        with(|e| Json(&*e).triples(&ns, &subject, history))
+    }
+
+    fn set_rule_status(
+        ns: String,
+        id: u64,
+        status: String,
+        now: i64,
+    ) -> std::result::Result<(), WitError> {
+        with(|e| e.set_rule_status(&ns, id, status.parse()?, now))
+    }
+
     fn rules(ns: String, statuses: Vec<String>) -> std::result::Result<String, WitError> {
         with(|e| Json(&*e).rules(&ns, &statuses))
     }

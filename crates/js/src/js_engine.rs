@@ -280,6 +280,47 @@ impl WasmEngine {
         Json(&self.inner).rules(ns, &statuses).map_err(js_error)
     }
 
+    /// Changes a rule's status (candidate, active, demoted; superseded is set only by merging).
+    #[wasm_bindgen(js_name = setRuleStatus)]
+    pub fn set_rule_status(
+        &mut self,
+        ns: &str,
+        id: f64,
+        to: &str,
+        now: f64,
+    ) -> Result<(), JsValue> {
+        let status = to.parse().map_err(js_error)?;
+        self.inner.set_rule_status(ns, id as u64, status, now as i64).map_err(js_error)
+    }
+
+    /// Asserts a triple (`{subject, predicate, object, confidence?, source?}`); returns it as
+    /// it holds now.
+    #[wasm_bindgen(js_name = assertTriple)]
+    pub fn assert_triple(&mut self, ns: &str, triple: &str, now: f64) -> Result<String, JsValue> {
+        Json(&mut self.inner).assert_triple(ns, triple, now as i64).map_err(js_error)
+    }
+
+    /// The triples about `subject` that hold now (with `history`, the ended ones too).
+    pub fn triples(&self, ns: &str, subject: &str, history: bool) -> Result<String, JsValue> {
+        Json(&self.inner).triples(ns, subject, history).map_err(js_error)
+    }
+
+    /// Open observations ranked by cosine × exp(−λ·days) against `text` (its vector from the
+    /// embedder, or `vector`).
+    #[wasm_bindgen(js_name = recallObservations)]
+    pub fn recall_observations(
+        &mut self,
+        ns: &str,
+        text: &str,
+        vector: Option<Vec<f32>>,
+        k: usize,
+        now: f64,
+    ) -> Result<String, JsValue> {
+        Json(&mut self.inner)
+            .recall_observations(ns, text, vector.as_deref(), k, now as i64)
+            .map_err(js_error)
+    }
+
     /// Stores one behaviour signal (JSON); returns `{id}`.
     pub fn signal(&mut self, ns: &str, signal: &str) -> Result<String, JsValue> {
         self.inner.signal_json(ns, signal).map_err(js_error)

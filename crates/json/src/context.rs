@@ -54,4 +54,10 @@ impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
     pub fn task_end(&mut self, ns: &str, id: &str) -> Result<String> {
         out(self.0.task_end(ns, id)?)
     }
+
+    /// [`Engine::expand`]: the full text behind an id a context listed as withheld, as a JSON
+    /// string.
+    pub fn expand(&mut self, ns: &str, id: &str) -> Result<String> {
+        out(self.0.expand(ns, id)?)
+    }
 }

@@ -6,7 +6,7 @@ use std::ops::{Deref, DerefMut};
 use mnemo::Engine;
 use serde_json::{json, Value};
 
-use crate::{out, Json};
+use crate::{out, value, Json};
 use mnemo::error::{Error, Result};
 use mnemo::learn::pattern::Pattern;
 use mnemo::record::{Observation, ObservationStatus, Outcome, Rule};
@@ -32,7 +32,7 @@ pub fn rule_json(r: &Rule) -> Value {
         "id": r.id,
         "text": r.text,
         "status": r.status,
-        "evidence": r.evidence,
+        "evidence": value(&r.evidence),
         "observation": r.observation.parse::<u64>().ok(),
         "pattern": Pattern::parse(&r.pattern).map(|p| p.to_json()),
         "supersededBy": r.superseded_by,
@@ -44,7 +44,7 @@ pub fn rule_json(r: &Rule) -> Value {
 /// An observation as JSON: its fields, its effective `confidence` and its parsed
 /// `patternDetail`.
 pub fn observation_json(o: &Observation) -> Value {
-    let mut v = serde_json::to_value(o).unwrap_or(Value::Null);
+    let mut v = value(o);
     v["confidence"] = json!(o.confidence());
     v["patternDetail"] = Pattern::parse(&o.pattern).map_or(Value::Null, |p| p.to_json());
     v
@@ -90,7 +90,7 @@ impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
             }
         };
         let f = self.0.feedback(ns, id, right, now)?;
-        let mut v = serde_json::to_value(&f).map_err(|e| Error::InvalidInput(e.to_string()))?;
+        let mut v = value(&f);
         v["observation"] = observation_json(&f.observation);
         out(v)
     }
@@ -128,5 +128,32 @@ impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
         now: i64,
     ) -> Result<String> {
         out(self.0.recall_observations(ns, text, vector, k, now)?)
+    }
+
+    /// [`Engine::add_rule`] with its status and origin by name; returns `{id}`. Only the user
+    /// or an administrator may write a rule.
+    pub fn add_rule(
+        &mut self,
+        ns: &str,
+        text: &str,
+        observation: &str,
+        status: &str,
+        origin: &str,
+        now: i64,
+    ) -> Result<String> {
+        let (status, origin) = (status.parse()?, origin.parse()?);
+        out(json!({"id": self.0.add_rule(ns, text, observation, status, origin, now)?}))
+    }
+
+    /// [`Engine::set_rule_status`] with the status by name (candidate, active, demoted,
+    /// retired…; superseded is the engine's to set); returns `{ok: true}`.
+    pub fn set_rule_status(&mut self, ns: &str, id: u64, to: &str, now: i64) -> Result<String> {
+        self.0.set_rule_status(ns, id, to.parse()?, now)?;
+        out(json!({"ok": true}))
+    }
+
+    /// One behaviour signal as JSON (`learn::input`); returns `{id}`.
+    pub fn signal(&mut self, ns: &str, signal: &str) -> Result<String> {
+        self.0.signal_json(ns, signal)
     }
 }

@@ -11,14 +11,26 @@ use serde_json::Value;
 mod context;
 mod learning;
 mod memory;
+mod operations;
 mod privacy;
 
 pub use learning::{observation_json, observation_status, rule_json};
-pub use memory::{config, status};
+pub use memory::{config, recall_answer, status};
+pub use operations::{Cli, Mcp, Operation, OPERATIONS};
 
 /// The engine's operations in JSON (module docs), over a reference to an [`Engine`](mnemo::Engine):
 /// `Json(&engine)` for the operations that only read, `Json(&mut engine)` for all of them.
 pub struct Json<R>(pub R);
+
+/// A value as a JSON tree whose `f32` numbers are the shortest decimals that read back as the
+/// same `f32` (`0.8`, not the `0.800000011920929` of its widening to `f64`): it is serialized
+/// to text, where serde writes an `f32` as such, and parsed back.
+pub fn value(x: impl serde::Serialize) -> Value {
+    serde_json::to_string(&x)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null)
+}
 
 /// A value as JSON text.
 pub(crate) fn out(v: impl serde::Serialize) -> Result<String> {

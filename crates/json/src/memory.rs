@@ -5,15 +5,28 @@ use std::ops::{Deref, DerefMut};
 use mnemo::Engine;
 use serde_json::{json, Value};
 
-use mnemo::engine::{Config, FactInput, FactWrite, Filter, Opened, Query, Remembered};
+use mnemo::engine::{Config, FactInput, FactWrite, Filter, Opened, Query, Recall, Remembered};
 
-use crate::{out, parse, str_of, strings, Json};
+use crate::{out, parse, str_of, strings, value, Json};
 use mnemo::embed::passages::{Passage, TextVectors};
 use mnemo::error::{Error, Result};
 use mnemo::record::json::{episode_from_json, time_from_json};
-use mnemo::record::{RuleStatus, Status};
+use mnemo::record::{RuleStatus, Source, Status};
 use mnemo::store::KvStore;
 use mnemo::time::Window;
+
+/// A recall's answer: `{hits: [{episode, explanation}], window, windowDropped, retrievalId}`
+/// (what [`Json::recall`] returns, for a caller that ran the typed recall itself).
+pub fn recall_answer(r: &Recall) -> Result<String> {
+    let hits: Vec<Value> = r
+        .hits
+        .iter()
+        .map(|h| json!({"episode": value(&h.episode), "explanation": value(&h.explanation)}))
+        .collect();
+    let window = r.window.map(|w| json!({"from": w.from, "to": w.to}));
+    out(json!({"hits": hits, "window": window, "windowDropped": r.window_dropped,
+        "retrievalId": r.retrieval_id}))
+}
 
 /// A status from its name.
 pub fn status(s: &str) -> Result<Status> {
@@ -118,6 +131,12 @@ impl<S: KvStore, R: Deref<Target = Engine<S>>> Json<R> {
             }),
         }))
     }
+
+    /// [`Engine::triples`]: the triples about `subject` that hold now, and with `history`
+    /// the ended ones too, as a JSON list.
+    pub fn triples(&self, ns: &str, subject: &str, history: bool) -> Result<String> {
+        out(value(self.0.triples(ns, subject, history)?))
+    }
 }
 
 impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
@@ -144,9 +163,9 @@ impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
                 )),
             };
         match stored {
-            Remembered::Stored { id, importance, reason } => {
-                out(json!({"stored": true, "id": id, "importance": importance, "reason": reason}))
-            }
+            Remembered::Stored { id, importance, reason } => out(
+                json!({"stored": true, "id": id, "importance": value(importance), "reason": reason}),
+            ),
             Remembered::Discarded { reason } => out(json!({"stored": false, "reason": reason})),
         }
     }
@@ -172,15 +191,7 @@ impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
         query.include_cold = q.get("includeCold").and_then(Value::as_bool).unwrap_or(false);
         query.vector = vector;
         query.scoring = scoring(&q, &self.0.config().scoring)?;
-        let r = self.0.recall(ns, &query, now)?;
-        let hits: Vec<Value> = r
-            .hits
-            .iter()
-            .map(|h| json!({"episode": h.episode, "explanation": h.explanation}))
-            .collect();
-        let window = r.window.map(|w| json!({"from": w.from, "to": w.to}));
-        out(json!({"hits": hits, "window": window, "windowDropped": r.window_dropped,
-            "retrievalId": r.retrieval_id}))
+        recall_answer(&self.0.recall(ns, &query, now)?)
     }
 
     /// [`Engine::stats`] as `{episodes, retrievable, cold, tiers: {raw, weekly, monthly},
@@ -216,6 +227,35 @@ impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
         out(json!({"sealed": m.sealed, "merges": m.merges, "segments": m.segments,
             "snapshots": m.snapshots, "snapshotBytes": m.snapshot_bytes, "work": m.work,
             "done": m.done}))
+    }
+
+    /// [`Engine::set_status`] with the status by name (raw, active, superseded, rejected);
+    /// returns `{ok: true}`.
+    pub fn set_status(&mut self, ns: &str, id: u64, to: &str) -> Result<String> {
+        self.0.set_status(ns, id, status(to)?)?;
+        out(json!({"ok": true}))
+    }
+
+    /// [`Engine::rollback_fact`]: the fact back at `version`, as a new version; returns
+    /// `{version}`.
+    pub fn rollback_fact(&mut self, ns: &str, key: &str, version: u32, now: i64) -> Result<String> {
+        out(json!({"version": self.0.rollback_fact(ns, key, version, now)?}))
+    }
+
+    /// [`Engine::assert_triple`] from `{subject, predicate, object, confidence?, source?}`
+    /// (confidence 1 and source implicit when absent); returns the triple as it holds now.
+    pub fn assert_triple(&mut self, ns: &str, triple: &str, now: i64) -> Result<String> {
+        let t = parse(triple, "triple")?;
+        let need = |name: &str| {
+            str_of(&t, name)
+                .ok_or_else(|| Error::InvalidInput(format!("a triple needs a \"{name}\"")))
+        };
+        let confidence = t.get("confidence").map_or(Some(1.0), Value::as_f64).ok_or_else(|| {
+            Error::InvalidInput("a triple's \"confidence\" is a number from 0 to 1".into())
+        })? as f32;
+        let source: Source = str_of(&t, "source").unwrap_or("implicit").parse()?;
+        let (s, p, o) = (need("subject")?, need("predicate")?, need("object")?);
+        out(value(self.0.assert_triple(ns, s, p, o, confidence, source, now)?))
     }
 }
 

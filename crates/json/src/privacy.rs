@@ -18,6 +18,12 @@ fn what(json: &str) -> Result<Erasure> {
 }
 
 impl<S: KvStore, R: Deref<Target = Engine<S>>> Json<R> {
+    /// [`Engine::export_json`]: everything held for the namespace, readable (the right of
+    /// access).
+    pub fn export_readable(&self, ns: &str, now: i64) -> Result<String> {
+        self.0.export_json(ns, now)
+    }
+
     /// [`Engine::export_encrypted`] with 23 random bytes from the host (16 salt, 7 nonce) and
     /// scrypt's cost `log_n` (15 when `None`).
     pub fn export_encrypted(

@@ -13,7 +13,7 @@
 export const METHODS = [
   "open", "close", "remember", "recall", "context", "taskStart", "taskStep", "workingMemory", "taskEnd",
   "expand", "setStatus", "timeline", "setFact", "fact", "facts", "factHistory", "rollbackFact",
-  "addRule", "rules", "signal", "signals", "observe", "observations", "feedback", "promote",
+  "addRule", "rules", "setRuleStatus", "assertTriple", "triples", "recallObservations", "signal", "signals", "observe", "observations", "feedback", "promote",
   "outcome", "outcomeReport", "nightly", "replayScenario", "nightlyLog", "stats", "recency",
   "maintain", "forgetNamespace", "erase", "correct", "requestErasure", "exportReadable",
   "exportEncrypted", "importEncrypted", "reembed", "quarantined",

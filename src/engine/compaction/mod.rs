@@ -33,7 +33,7 @@ pub(crate) mod plan;
 
 pub(crate) use plan::PlanCache;
 
-use super::Engine;
+use super::{Engine, Loaded};
 use crate::compact::group::{plan_monthly, plan_weekly, Item};
 use crate::compact::summary::{monthly, weekly, Summary};
 use crate::compact::verify;
@@ -114,7 +114,7 @@ impl<S: KvStore> Engine<S> {
             out.push(self.write_group(ns, tier, &g)?);
         }
         let finished = groups.is_empty();
-        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
+        let space = self.space(ns)?;
         if !finished {
             let generation = space.generation;
             space.compaction_plan = Some(PlanCache { tier, now, generation, groups });
@@ -165,15 +165,14 @@ impl<S: KvStore> Engine<S> {
     /// Summarises the records `ids` (oldest first) into one tier-`tier` summary, in one batch.
     fn write_group(&mut self, ns: &Namespace, tier: u8, ids: &[u64]) -> Result<Compacted> {
         let c = self.config.compaction.clone();
-        self.space(ns)?;
-        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
+        let Loaded { space, store, .. } = self.loaded(ns)?;
         let mut sources = Vec::with_capacity(ids.len());
         let mut vectors = Vec::with_capacity(ids.len());
         for &id in ids {
             let e =
                 space.episodes.get(id)?.ok_or_else(|| Error::NotFound(format!("episode {id}")))?;
             sources.push(e.into_owned());
-            vectors.push(space.vector(&self.store, ns, id)?);
+            vectors.push(space.vector(&*store, ns, id)?);
         }
         let (mut summary, cap) = if tier == 1 {
             (weekly(&sources, &vectors, c.weekly_tokens, c.redundant_cosine), c.weekly_tokens)
@@ -230,7 +229,7 @@ impl<S: KvStore> Engine<S> {
         } else {
             Vec::new()
         };
-        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
+        let space = self.space(ns)?;
         let id = space.next_id;
         let mut s = Episode::new(text, sources.iter().map(|e| e.created_at).max().unwrap_or(0));
         s.id = id;
@@ -307,7 +306,7 @@ impl<S: KvStore> Engine<S> {
         }
         batch.put(ns.key(Table::Meta, b"space"), super::persist::meta::encode_meta(id + 1, &model));
         self.store.write(&batch)?;
-        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
+        let space = self.space(ns)?;
         space.folded();
         space.next_id = id + 1;
         for e in changed {

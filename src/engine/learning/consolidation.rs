@@ -31,7 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::embed::cosine;
 use crate::engine::learning::observe::load_observations;
-use crate::engine::Engine;
+use crate::engine::{Engine, Loaded};
 use crate::error::Result;
 use crate::learn::confidence::Confidence;
 use crate::record::episode::encode_vector;
@@ -126,9 +126,9 @@ impl<S: KvStore> Engine<S> {
             eps.sort_by_key(|e| e.id);
             let mut vectors = Vec::with_capacity(eps.len());
             let mut kept = Vec::with_capacity(eps.len());
-            let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
+            let Loaded { space, store, .. } = self.loaded(ns)?;
             for e in eps {
-                if let Some(v) = space.vector(&self.store, ns, e.id)? {
+                if let Some(v) = space.vector(&*store, ns, e.id)? {
                     vectors.push(v);
                     kept.push(e);
                 }
@@ -295,7 +295,7 @@ impl<S: KvStore> Engine<S> {
             }
             self.store.write(&batch)?;
             units += changed.len() as u64;
-            let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
+            let space = self.space(ns)?;
             space.folded();
             for e in changed {
                 out.push(e.id);

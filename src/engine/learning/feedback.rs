@@ -113,7 +113,7 @@ impl<S: KvStore> Engine<S> {
         self.write_rules(&nsc, &batch)?;
         self.space(&nsc)?.folded();
         for ep in staged {
-            self.apply_status(&nsc, ep);
+            self.apply_status(&nsc, ep)?;
         }
         Ok(Feedback { observation: o, demoted_rules, rejected_episodes, reverse_signal })
     }

@@ -16,7 +16,9 @@
 //!
 //! [`Engine::apply_outcomes`] (a nightly step) turns the verdicts into action: a harmful
 //! episode's recall score is multiplied by `Learning::harmful_weight` (the explanation shows
-//! `outcomeWeight`), and a harmful active rule is demoted to candidate.
+//! `outcomeWeight`), and a harmful active rule is demoted to candidate. Outcomes an agent
+//! reported through an untrusted channel ([`Engine::outcome_from`] with `Reporter::Agent`,
+//! the MCP server's) count for episodes only: no number of them demotes a rule.
 
 use std::collections::BTreeMap;
 
@@ -24,7 +26,7 @@ use crate::engine::learning::signals::free_id;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::learn::confidence::wilson;
-use crate::record::outcome::{decode_outcome, encode_outcome, encode_weights, Retrieval};
+use crate::record::outcome::{decode_outcome, encode_outcome, encode_weights, Reporter, Retrieval};
 use crate::record::{Outcome, Rule, RuleStatus};
 use crate::store::scan::scan_all;
 use crate::store::{Batch, KvStore, Namespace, Table};
@@ -126,13 +128,27 @@ impl<S: KvStore> Engine<S> {
         Ok(())
     }
 
-    /// Records how the task served by recall `retrieval_id` ended; one batch.
+    /// Records how the task served by recall `retrieval_id` ended, as the host reports it;
+    /// one batch.
     pub fn outcome(
         &mut self,
         ns: &str,
         retrieval_id: u64,
         outcome: Outcome,
         now: i64,
+    ) -> Result<()> {
+        self.outcome_from(ns, retrieval_id, outcome, now, Reporter::Host)
+    }
+
+    /// [`Engine::outcome`] with its reporter: an agent's outcome counts for episodes only,
+    /// never against a rule ([`Reporter::Agent`]).
+    pub fn outcome_from(
+        &mut self,
+        ns: &str,
+        retrieval_id: u64,
+        outcome: Outcome,
+        now: i64,
+        reporter: Reporter,
     ) -> Result<()> {
         let nsc = Namespace::new(ns)?;
         if outcome == Outcome::Unknown {
@@ -146,17 +162,18 @@ impl<S: KvStore> Engine<S> {
             )));
         }
         let mut batch = Batch::new();
-        batch.put(nsc.key(Table::Outcome, &id), encode_outcome(outcome, now));
+        batch.put(nsc.key(Table::Outcome, &id), encode_outcome(outcome, now, reporter));
         self.store.write(&batch)
     }
 
     /// Judges every entry that recalls returned (see the module docs).
     pub fn outcome_report(&self, ns: &str) -> Result<OutcomeReport> {
         let nsc = Namespace::new(ns)?;
-        let mut outcomes: BTreeMap<Vec<u8>, Outcome> = BTreeMap::new();
+        let mut outcomes: BTreeMap<Vec<u8>, (Outcome, Reporter)> = BTreeMap::new();
         let p = nsc.table_prefix(Table::Outcome);
         scan_all(&self.store, &p, None, |k, v| {
-            outcomes.insert(k[p.len()..].to_vec(), decode_outcome(v)?.0);
+            let (o, _, reporter) = decode_outcome(v)?;
+            outcomes.insert(k[p.len()..].to_vec(), (o, reporter));
             Ok(())
         })?;
         let mut per: BTreeMap<(&'static str, u64), [u32; 4]> = BTreeMap::new();
@@ -165,7 +182,7 @@ impl<S: KvStore> Engine<S> {
         scan_all(&self.store, &p, None, |k, v| {
             let r = Retrieval::decode(v)?;
             retrievals += 1;
-            let o = outcomes.get(&k[p.len()..]).copied();
+            let (o, reporter) = outcomes.get(&k[p.len()..]).copied().unzip();
             let slot = match o {
                 Some(Outcome::Success) => 1,
                 Some(Outcome::Failure) => 2,
@@ -181,7 +198,9 @@ impl<S: KvStore> Engine<S> {
             for key in entries.chain(r.rules.iter().map(|x| ("rule", *x))) {
                 let c = per.entry(key).or_default();
                 c[0] += 1;
-                if slot > 0 {
+                // An agent's outcome never counts against a rule (`Reporter::Agent`).
+                let counts = key.0 == "episode" || reporter != Some(Reporter::Agent);
+                if slot > 0 && counts {
                     c[slot] += 1;
                 }
             }

@@ -318,19 +318,19 @@ impl Erasure {
 /// is left behind (a namespace may be derived from an email address).
 pub const VACUUM_PENDING: &[u8] = b"g/vacuum-pending";
 
-impl<S: KvStore> Engine<S> {
-    /// Vacuums the store when an erasure was cut short before its vacuum.
-    pub(crate) fn finish_vacuum(&mut self) -> Result<()> {
-        let pending = VACUUM_PENDING.to_vec();
-        if self.store.get(&pending)?.is_some() {
-            self.store.vacuum()?;
-            let mut batch = Batch::new();
-            batch.delete(pending);
-            self.store.write(&batch)?;
-        }
-        Ok(())
+/// Vacuums `store` when an erasure was cut short before its vacuum.
+pub(crate) fn finish_vacuum(store: &mut impl KvStore) -> Result<()> {
+    let pending = VACUUM_PENDING.to_vec();
+    if store.get(&pending)?.is_some() {
+        store.vacuum()?;
+        let mut batch = Batch::new();
+        batch.delete(pending);
+        store.write(&batch)?;
     }
+    Ok(())
+}
 
+impl<S: KvStore> Engine<S> {
     /// Queues an erasure for the nightly job (its last step); returns the request's id.
     /// The request itself names the subject until it is carried out (then it is erased too).
     pub fn request_erasure(&mut self, ns: &str, what: &Erasure, now: i64) -> Result<u64> {
@@ -465,7 +465,7 @@ impl<S: KvStore> Engine<S> {
         if self.store.defers_vacuum() {
             self.store.vacuum()
         } else {
-            self.finish_vacuum()
+            finish_vacuum(&mut self.store)
         }
     }
 

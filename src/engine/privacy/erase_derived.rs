@@ -16,29 +16,37 @@ use crate::error::Result;
 use crate::record::{Episode, RuleStatus, Status};
 use crate::store::{KvStore, Namespace, Table};
 
+/// Episode `id` as the rewrites hold it, read from the store the first time (`None` when it
+/// is not stored or does not decode: nothing to rebuild).
+fn stored<'r>(
+    store: &impl KvStore,
+    ns: &Namespace,
+    rewrites: &'r mut BTreeMap<u64, Episode>,
+    id: u64,
+) -> Result<Option<&'r mut Episode>> {
+    match rewrites.entry(id) {
+        std::collections::btree_map::Entry::Occupied(o) => Ok(Some(o.into_mut())),
+        std::collections::btree_map::Entry::Vacant(v) => {
+            let Some(bytes) = store.get(&ns.key(Table::Episode, &id.to_be_bytes()))? else {
+                return Ok(None);
+            };
+            Ok(Episode::decode(&bytes).ok().map(|e| v.insert(e)))
+        }
+    }
+}
+
 impl<S: KvStore> Engine<S> {
     pub(super) fn restore_derived(&self, ns: &Namespace, p: &mut Plan) -> Result<()> {
         let mut rewrites: BTreeMap<u64, Episode> = BTreeMap::new();
         let gone =
             |p: &Plan, id: u64| p.episodes.contains(&id) || p.dissolved.iter().any(|d| d.0 == id);
-        let load = |id: u64, rewrites: &mut BTreeMap<u64, Episode>| -> Result<bool> {
-            if rewrites.contains_key(&id) {
-                return Ok(true);
-            }
-            let Some(bytes) = self.store.get(&ns.key(Table::Episode, &id.to_be_bytes()))? else {
-                return Ok(false);
-            };
-            let Ok(e) = Episode::decode(&bytes) else { return Ok(false) };
-            rewrites.insert(id, e);
-            Ok(true)
-        };
         let mut changed = std::collections::BTreeSet::new();
         for (rule, episodes) in &p.unrepresent {
             for &id in episodes {
-                if gone(p, id) || !load(id, &mut rewrites)? {
+                if gone(p, id) {
                     continue;
                 }
-                let e = rewrites.get_mut(&id).expect("loaded");
+                let Some(e) = stored(&self.store, ns, &mut rewrites, id)? else { continue };
                 if e.represented_by == *rule {
                     e.represented_by = 0;
                     if e.status == Status::Superseded {
@@ -50,10 +58,10 @@ impl<S: KvStore> Engine<S> {
         }
         for (summary, evidence) in &p.dissolved {
             for &id in evidence {
-                if gone(p, id) || !load(id, &mut rewrites)? {
+                if gone(p, id) {
                     continue;
                 }
-                let e = rewrites.get_mut(&id).expect("loaded");
+                let Some(e) = stored(&self.store, ns, &mut rewrites, id)? else { continue };
                 if e.group != *summary {
                     continue;
                 }

@@ -70,8 +70,11 @@ impl<S: KvStore> Engine<S> {
                 }),
                 Table::Outcome => {
                     match decode_outcome(v) {
-                        Ok((o, at)) => {
-                            outcomes.insert(id.to_vec(), json!({"outcome": o, "at": at}));
+                        Ok((o, at, reporter)) => {
+                            outcomes.insert(
+                                id.to_vec(),
+                                json!({"outcome": o, "at": at, "reporter": reporter}),
+                            );
                         }
                         Err(e) => {
                             unreadable.push(json!({"table": table.name(), "reason": e.to_string()}))

@@ -7,7 +7,7 @@ use crate::engine::episodes::Hot;
 use crate::engine::namespace::LoadedNamespace;
 use crate::engine::retrieve::filter::Filter;
 use crate::engine::retrieve::score::{Explanation, MatchedPassage, Scoring, Signals};
-use crate::engine::Engine;
+use crate::engine::{Engine, Loaded};
 use crate::error::{Error, Result};
 use crate::index::vectors::VectorIndex;
 use crate::record::Episode;
@@ -122,21 +122,15 @@ impl<S: KvStore> Engine<S> {
         filter.window = intersect(window, Some(bound));
         let gap = context_gap(&scoring);
         let mut qterms = query_terms(&scoring, &text);
-        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
+        let Loaded { space, store, .. } = self.loaded(&ns)?;
         let cold = if query.include_cold {
             crate::engine::retrieve::cold::cold_candidates(
-                space,
-                &self.store,
-                &ns,
-                &qterms,
-                &qv,
-                &filter,
-                query.k,
+                space, &*store, &ns, &qterms, &qv, &filter, query.k,
             )?
         } else {
             Default::default()
         };
-        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
+        let space = self.space(&ns)?;
         let mut cands = candidates(space, &qterms, &qv, &filter, query.k, gap, now);
         let mut window_dropped = false;
         if cands.is_empty() && cold.is_empty() && window != query.filter.window {
@@ -182,9 +176,9 @@ impl<S: KvStore> Engine<S> {
     fn passage_spans(&mut self, ns: &Namespace, hits: &mut [Hit]) -> Result<()> {
         for h in hits.iter_mut() {
             let Some(m) = h.explanation.passage.as_mut() else { continue };
-            let space = self.namespaces.get_mut(ns.as_str()).expect("loaded by recall");
+            let Loaded { space, store, .. } = self.loaded(ns)?;
             let window = space
-                .vectors_of(&self.store, ns, h.episode.id)?
+                .vectors_of(&*store, ns, h.episode.id)?
                 .and_then(|v| v.passages.get(m.index as usize).map(|p| (p.start, p.end)))
                 .filter(|&(a, b)| a < b && h.episode.text.get(a as usize..b as usize).is_some());
             match window {
@@ -510,10 +504,10 @@ impl<S: KvStore> Engine<S> {
         )?;
         let mut batch = Batch::new();
         batch.put(ns.key(Table::Retrieval, &id.to_be_bytes()), record);
-        let space = self.namespaces.get(ns.as_str()).expect("loaded above");
+        let space = self.space(ns)?;
         let staged = space.stage_use(ns, (id, now), &episodes, &mut batch)?;
         self.store.write(&batch)?;
-        let space = self.namespaces.get_mut(ns.as_str()).expect("loaded above");
+        let space = self.space(ns)?;
         space.commit_use(staged);
         Ok(Some(id))
     }
