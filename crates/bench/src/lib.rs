@@ -354,8 +354,8 @@ pub fn writes(n: usize, recalls: usize, changes: usize) -> WritesReport {
     engine.snapshot("bench").expect("snapshot on a memory store");
     let before = (engine.store().ops, engine.store().bytes);
     for q in 0..recalls {
-        let mut query = Query::new(texts[n + q].clone(), 10);
-        query.vector = Some(vectors[n + q].clone());
+        let mut query = Query::new(texts[q].clone(), 10);
+        query.vector = Some(vectors[q].clone());
         engine.recall("bench", &query, at(n) + q as i64 * 1000).expect("recall");
     }
     let s = engine.store();
@@ -575,10 +575,22 @@ pub struct ContextReport {
     pub mean_withheld: f64,
 }
 
-/// `n` synthetic episodes (as [`store`]: E5-shaped host vectors, indexes built), 12 rules a
-/// person wrote and 40 facts (a third sensitive), then `queries` tasks: each assembled into a
-/// context at default caps, and recalled plainly as the peer, with the same vector.
-pub fn context(n: usize, queries: usize, clock: &mut dyn FnMut() -> f64) -> ContextReport {
+/// The context workload's namespace: `n` synthetic episodes (host vectors, HNSW built), 12
+/// active rules and 40 facts; with `queries` query texts and vectors after them and the time to
+/// ask at. Shared by [`context`] and the wasm build's measure of how answers cross into JS.
+pub struct ContextSetup {
+    /// The engine, namespace `bench`.
+    pub engine: Engine<MemoryStore>,
+    /// Query texts.
+    pub texts: Vec<String>,
+    /// Their vectors.
+    pub vectors: Vec<Vec<f32>>,
+    /// When to ask (ms).
+    pub now: i64,
+}
+
+/// Builds [`ContextSetup`].
+pub fn context_setup(n: usize, queries: usize) -> ContextSetup {
     let dim = 384;
     let vectors = e5_like(n + queries, dim, 11);
     let texts = texts(n + queries, 5);
@@ -606,19 +618,31 @@ pub fn context(n: usize, queries: usize, clock: &mut dyn FnMut() -> f64) -> Cont
         }
         engine.write_fact("bench", &f, t0).expect("fact");
     }
-    let now = t0 + 366 * day;
+    ContextSetup {
+        engine,
+        texts: texts[n..].to_vec(),
+        vectors: vectors[n..].to_vec(),
+        now: t0 + 366 * day,
+    }
+}
+
+/// `n` synthetic episodes (as [`store`]: E5-shaped host vectors, indexes built), 12 rules a
+/// person wrote and 40 facts (a third sensitive), then `queries` tasks: each assembled into a
+/// context at default caps, and recalled plainly as the peer, with the same vector.
+pub fn context(n: usize, queries: usize, clock: &mut dyn FnMut() -> f64) -> ContextReport {
+    let ContextSetup { mut engine, texts, vectors, now } = context_setup(n, queries);
     let (mut ctx, mut rec) = (Vec::with_capacity(queries), Vec::with_capacity(queries));
     let (mut tokens, mut withheld) = (0usize, 0usize);
     for q in 0..queries {
-        let mut req = mnemo::engine::ContextRequest::new(texts[n + q].clone());
-        req.vector = Some(vectors[n + q].clone());
+        let mut req = mnemo::engine::ContextRequest::new(texts[q].clone());
+        req.vector = Some(vectors[q].clone());
         let start = clock();
         let c = engine.context("bench", &req, now).expect("context");
         ctx.push(clock() - start);
         tokens += c.tokens.total;
         withheld += c.withheld.len();
-        let mut query = Query::new(texts[n + q].clone(), 10);
-        query.vector = Some(vectors[n + q].clone());
+        let mut query = Query::new(texts[q].clone(), 10);
+        query.vector = Some(vectors[q].clone());
         query.touch = false;
         let start = clock();
         engine.recall("bench", &query, now).expect("recall");
