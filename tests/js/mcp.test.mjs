@@ -80,7 +80,7 @@ test("mnemo mcp: every tool through the official SDK client, resources, trust, a
     assert.equal(recalled.hits[0].episode.source, "agent", "an MCP write is the agent's");
     // What the model reads: one line per hit, with why it ranks; no record dumped.
     const lines = texts.at(-1).split("\n");
-    assert.match(lines[0], /^1\. \[2024-03-09\] Quote Q-2024-117 for Bertelli & Co sent: .* \(why: .*(bm25|cosine).*, recency [0-9.]+\)$/, texts.at(-1));
+    assert.match(lines[0], /^1\. \[2024-03-09\] \[agent, untrusted\] Quote Q-2024-117 for Bertelli & Co sent: .* \(why: [a-z +]*bm25[a-z +]*, cosine [0-9.]+, recency [0-9.]+\)$/, texts.at(-1));
     assert.ok(!texts.at(-1).includes("accessCount") && !texts.at(-1).includes("{"), texts.at(-1));
     assert.match(texts.at(-1), /retrieval \d+/);
     // A task's outcome, reported by the agent.

@@ -79,7 +79,7 @@ pub fn bench_crossing(
         rows[0].push((now() - t) / recalls.len() as f64);
         let t = now();
         for r in &recalls {
-            sink += usize::from(to_js(&erased::RecallOut(r))?.is_object());
+            sink += usize::from(to_js(&mnemo_json::RecallAnswer::of(r))?.is_object());
         }
         rows[1].push((now() - t) / recalls.len() as f64);
         let t = now();
@@ -109,7 +109,6 @@ pub fn bench_crossing(
 
 /// The answers the crossing benchmark converts, behind one object-safe trait.
 mod erased {
-    use mnemo::engine::Recall;
     use serde::Serialize;
     use wasm_bindgen::JsValue;
 
@@ -121,42 +120,6 @@ mod erased {
     impl<T: Serialize> Out for T {
         fn to_js(&self, s: &serde_wasm_bindgen::Serializer) -> Result<JsValue, JsValue> {
             self.serialize(s).map_err(JsValue::from)
-        }
-    }
-
-    /// A recall's answer in the shape `mnemo_json::recall_answer` writes.
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    pub struct RecallOut<'a> {
-        hits: Vec<HitOut<'a>>,
-        window: Option<WindowOut>,
-        window_dropped: bool,
-        retrieval_id: Option<u64>,
-    }
-
-    #[derive(Serialize)]
-    struct HitOut<'a> {
-        episode: &'a mnemo::record::Episode,
-        explanation: &'a mnemo::engine::Explanation,
-    }
-
-    #[derive(Serialize)]
-    struct WindowOut {
-        from: i64,
-        to: i64,
-    }
-
-    #[allow(non_snake_case)]
-    pub fn RecallOut(r: &Recall) -> RecallOut<'_> {
-        RecallOut {
-            hits: r
-                .hits
-                .iter()
-                .map(|h| HitOut { episode: &h.episode, explanation: &h.explanation })
-                .collect(),
-            window: r.window.map(|w| WindowOut { from: w.from, to: w.to }),
-            window_dropped: r.window_dropped,
-            retrieval_id: r.retrieval_id,
         }
     }
 }

@@ -15,7 +15,7 @@ mod operations;
 mod privacy;
 
 pub use learning::{observation_json, observation_status, rule_json};
-pub use memory::{config, recall_answer, status};
+pub use memory::{config, recall_answer, status, RecallAnswer};
 pub use operations::{Cli, Mcp, Operation, OPERATIONS};
 
 /// The engine's operations in JSON (module docs), over a reference to an [`Engine`](mnemo::Engine):
@@ -53,4 +53,34 @@ pub(crate) fn strings(v: &Value, name: &str) -> Vec<String> {
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use mnemo::record::Episode;
+    use mnemo::store::MemoryStore;
+    use mnemo::{Config, Engine};
+
+    use super::*;
+
+    /// An f32 reads as its shortest text, not as its widening to f64.
+    #[test]
+    fn f32_values_print_as_their_shortest_text() {
+        assert_eq!(value(0.8f32).to_string(), "0.8");
+        assert_eq!(value([0.1f32, 1.0, 0.101_297_83]).to_string(), "[0.1,1.0,0.10129783]");
+        assert_eq!(serde_json::json!(0.8f32).to_string(), "0.800000011920929", "the widening");
+        // A recall's answer: scores, importance and explanations are f32 throughout.
+        let mut engine = Engine::new(MemoryStore::new(), Config { dim: 2, ..Config::default() });
+        let mut e = Episode::new("The invoice INV-7 was paid", 1_700_000_000_000);
+        e.importance = 0.8;
+        engine.remember("ana", e, Some(&[0.6, 0.8])).unwrap();
+        let q = r#"{"text": "invoice INV-7", "k": 1}"#;
+        let text = Json(&mut engine).recall("ana", q, 1_700_000_100_000, Some(vec![0.6, 0.8]));
+        let text = text.unwrap();
+        // An f32 needs at most 9 significant digits; its widening to f64 shows 15 to 17.
+        let long = text.split(|c: char| !c.is_ascii_digit() && c != '.').filter(|t| {
+            t.contains('.') && t.trim_start_matches(['0', '.']).replace('.', "").len() > 9
+        });
+        assert_eq!(long.collect::<Vec<_>>(), Vec::<&str>::new(), "{text}");
+    }
 }

@@ -18,14 +18,46 @@ use mnemo::time::Window;
 /// A recall's answer: `{hits: [{episode, explanation}], window, windowDropped, retrievalId}`
 /// (what [`Json::recall`] returns, for a caller that ran the typed recall itself).
 pub fn recall_answer(r: &Recall) -> Result<String> {
-    let hits: Vec<Value> = r
-        .hits
-        .iter()
-        .map(|h| json!({"episode": value(&h.episode), "explanation": value(&h.explanation)}))
-        .collect();
-    let window = r.window.map(|w| json!({"from": w.from, "to": w.to}));
-    out(json!({"hits": hits, "window": window, "windowDropped": r.window_dropped,
-        "retrievalId": r.retrieval_id}))
+    out(RecallAnswer::of(r))
+}
+
+/// The shape of a recall's answer ([`recall_answer`]), serialized straight from the typed
+/// recall (so its `f32` values are written as such, and no JSON tree is built on the way).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecallAnswer<'a> {
+    hits: Vec<HitAnswer<'a>>,
+    window: Option<WindowAnswer>,
+    window_dropped: bool,
+    retrieval_id: Option<u64>,
+}
+
+#[derive(serde::Serialize)]
+struct HitAnswer<'a> {
+    episode: &'a mnemo::record::Episode,
+    explanation: &'a mnemo::engine::Explanation,
+}
+
+#[derive(serde::Serialize)]
+struct WindowAnswer {
+    from: i64,
+    to: i64,
+}
+
+impl<'a> RecallAnswer<'a> {
+    /// The answer to recall `r`.
+    pub fn of(r: &'a Recall) -> Self {
+        RecallAnswer {
+            hits: r
+                .hits
+                .iter()
+                .map(|h| HitAnswer { episode: &h.episode, explanation: &h.explanation })
+                .collect(),
+            window: r.window.map(|w| WindowAnswer { from: w.from, to: w.to }),
+            window_dropped: r.window_dropped,
+            retrieval_id: r.retrieval_id,
+        }
+    }
 }
 
 /// A status from its name.
