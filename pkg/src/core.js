@@ -437,7 +437,7 @@ export class Mnemo {
   }
 
   /**
-   * The mail agent's seeded scenario (the engine's `learn::scenario`): Maria Rossi's facts
+   * The mail agent's seeded scenario (the engine's `demo::scenario`): Maria Rossi's facts
    * and `days` days of her mail — episodes, behaviour signals, the time of each night's
    * nightly run — then a new email from her client Marco Bertelli (`incoming`, at
    * `incomingAt`). The same scenario `mnemo demo` replays.

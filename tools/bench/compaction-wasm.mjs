@@ -1,4 +1,4 @@
-// The compaction benchmark workload (mnemo::bench::compaction) in mnemo's wasm build under Node.
+// The compaction benchmark workload (mnemo_bench::compaction) in mnemo's wasm build under Node.
 //   node tools/bench/compaction-wasm.mjs ROOT N[,N…]
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-// The context benchmark workload (mnemo::bench::context) in mnemo's wasm build under Node.
+// The context benchmark workload (mnemo_bench::context) in mnemo's wasm build under Node.
 //   node tools/bench/context-wasm.mjs ROOT N[,N…] QUERIES
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-// The nightly benchmark workload (mnemo::bench::nightly) in mnemo's wasm build under Node.
+// The nightly benchmark workload (mnemo_bench::nightly) in mnemo's wasm build under Node.
 //   node tools/bench/learn-wasm.mjs ROOT [DAYS] [PER_DAY]
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-// The store benchmark workload (mnemo::bench::store) in mnemo's wasm build under Node.
+// The store benchmark workload (mnemo_bench::store) in mnemo's wasm build under Node.
 //   node tools/bench/store-wasm.mjs ROOT N[,N…] [QUERIES]
 // ROOT is a checkout with its wasm built (tools/build-wasm): its pkg/wasm-workloads build
 // (engine only), or pkg/wasm in a checkout older than that build.

@@ -415,7 +415,7 @@ pub struct NightlyReport {
 }
 
 /// The nightly job over `days` of the seeded mail-agent trace at `per_day` signals a weekday
-/// (`learn::trace`): the signals are stored, then one nightly run is timed.
+/// (`mnemo::demo::trace`): the signals are stored, then one nightly run is timed.
 pub fn nightly(days: u32, per_day: u32, clock: &mut dyn FnMut() -> f64) -> NightlyReport {
     let lines: Vec<String> =
         mnemo::demo::trace::trace(1, days, per_day).iter().map(|v| v.to_string()).collect();

@@ -1,5 +1,5 @@
 //! Store commands: remember, ingest, recall, timeline, facts and rules against a directory.
-//! With `--json` each prints one JSON document: the engine's JSON shapes (`engine::json`), the
+//! With `--json` each prints one JSON document: the engine's JSON shapes (`mnemo_json`), the
 //! same as `mnemo-host` prints from the component.
 
 use std::io::{BufRead, BufReader};

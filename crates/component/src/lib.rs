@@ -2,7 +2,7 @@
 #![allow(missing_docs)] // the generated bindings
 //! The WIT component (`wit/`, world `mnemo`), built for wasm32-wasip2 with the `component`
 //! feature: storage through the imported `kv` interface, the engine exported. Objects cross as
-//! JSON text, through the same facade as the JS binding (`engine::json`).
+//! JSON text, through the same facade as the JS binding (`mnemo_json::Json`).
 
 use std::cell::RefCell;
 

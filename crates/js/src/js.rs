@@ -13,7 +13,7 @@ pub(crate) fn js_error(e: mnemo::Error) -> JsValue {
     err.into()
 }
 
-/// The mail agent's seeded scenario (`learn::scenario`) as JSON: `{namespace, facts, factsAt,
+/// The mail agent's seeded scenario (`mnemo::demo::scenario`) as JSON: `{namespace, facts, factsAt,
 /// days: [{day, episodes, signals, night}], incoming, incomingAt}`.
 #[wasm_bindgen(js_name = demoScenario)]
 pub fn demo_scenario(seed: u32, days: u32) -> Result<String, JsValue> {

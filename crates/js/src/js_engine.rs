@@ -96,7 +96,7 @@ impl WasmEngine {
         self.inner = engine.with_token_counter(Box::new(JsTokens(count)));
     }
 
-    /// The context for a task (`request` JSON: `engine::json_context`), as JSON.
+    /// The context for a task (`request` JSON: `mnemo_json`'s context module), as JSON.
     pub fn context(&mut self, ns: &str, request: &str, now: f64) -> Result<String, JsValue> {
         Json(&mut self.inner).context(ns, request, now as i64).map_err(js_error)
     }

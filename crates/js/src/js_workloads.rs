@@ -1,4 +1,4 @@
-//! The benchmark workloads (`mnemo::bench`) for JS: the wasm build with the `workloads` feature
+//! The benchmark workloads (crate `mnemo-bench`) for JS: the wasm build with the `workloads` feature
 //! (`pkg/wasm-workloads`, made by tools/build-wasm) runs them under Node, so the wasm benches
 //! and the native ones measure the same thing and the tests can compare their digests.
 

@@ -147,7 +147,7 @@ impl<S: KvStore, R: Deref<Target = Engine<S>>> Json<R> {
     }
 
     /// [`Engine::rules`] with statuses by name (all when empty), as a JSON list of
-    /// `engine::json_learn::rule_json` objects.
+    /// `mnemo_json::rule_json` objects.
     pub fn rules(&self, ns: &str, statuses: &[String]) -> Result<String> {
         let want = statuses.iter().map(|s| s.parse::<RuleStatus>()).collect::<Result<Vec<_>>>()?;
         out(self.0.rules(ns, &want)?.iter().map(crate::learning::rule_json).collect::<Vec<_>>())

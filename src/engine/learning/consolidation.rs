@@ -257,7 +257,7 @@ impl<S: KvStore> Engine<S> {
         let observations = load_observations(&self.store, ns)?;
         let mut units = observations.len() as u64;
         // A rule stands for its episodes while it is active, or superseded by an active rule
-        // that says the same and more (`engine::merge`).
+        // that says the same and more (`engine::learning::rule_merge`).
         let rules = self.rules(ns.as_str(), &[RuleStatus::Active, RuleStatus::Superseded])?;
         let active: Vec<u64> =
             rules.iter().filter(|r| r.status == RuleStatus::Active).map(|r| r.id).collect();

@@ -137,7 +137,7 @@ pub struct Nightly {
     pub harmful_episodes: Vec<u64>,
     /// Rules outcome tracking demoted.
     pub demoted_rules: Vec<u64>,
-    /// Rules superseded by a wider or equal rule (`engine::merge`): narrower active rules a
+    /// Rules superseded by a wider or equal rule (`engine::learning::rule_merge`): narrower active rules a
     /// promoted one absorbed, and promoted rules an active one already said.
     pub merged_rules: Vec<u64>,
     /// Receipts of the queued erasures carried out (JSON text of `engine::Receipt`).

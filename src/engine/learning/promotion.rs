@@ -29,10 +29,10 @@ pub struct Promoted {
     pub observation: u64,
     /// An active rule it replaced because they contradict each other.
     pub replaced: Option<u64>,
-    /// Active rules it subsumes, now superseded by it (`engine::merge`).
+    /// Active rules it subsumes, now superseded by it (`engine::learning::rule_merge`).
     pub absorbed: Vec<u64>,
     /// An active rule that already says it: the new rule was written superseded by that one
-    /// and is not injected (`engine::merge`).
+    /// and is not injected (`engine::learning::rule_merge`).
     pub merged_into: Option<u64>,
 }
 

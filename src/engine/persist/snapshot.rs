@@ -142,7 +142,7 @@ pub(crate) const WORK_PER_ROW: u64 = 200;
 pub(crate) const MAX_EPISODE_PARTS: usize = 256;
 /// This format, the lexical analysis its BM25 postings were made with (`terms/2`: words,
 /// whole tokens and Snowball stems, `index::stem::index_terms`; `windows/1`: a text of more
-/// than 128 words indexed as its windows, `engine::space::LoadedNamespace::bm25_insert`), and the graph
+/// than 128 words indexed as its windows, `engine::namespace::LoadedNamespace::bm25_insert`), and the graph
 /// encoding it embeds (see `index::persist`). A snapshot of another layout is ignored and
 /// rebuilt.
 pub(crate) const LAYOUT: &str = "mnemo-snapshot/7 parts/1 terms/2 windows/1 hnsw/2";
@@ -571,7 +571,7 @@ pub(crate) struct Parts<'a> {
     /// The namespace's next episode id: the new snapshot's watermark.
     pub next_id: u64,
     /// The bits of a BM25 document or vector key that hold its episode's id (the bits above
-    /// name a window of a long text: `engine::space::passage_key`).
+    /// name a window of a long text: `engine::index_keys::passage_key`).
     pub id_mask: u64,
 }
 

@@ -25,7 +25,7 @@
 //! **Lessons and rules** derived from an erased episode go too: a lesson observation of
 //! consolidation built on it is deleted with the rule promoted from it, and the other episodes
 //! that rule stood for return to recall (the next nightly run clusters them again without the
-//! erased one). A deleted rule that had absorbed narrower rules (`engine::merge`) gives them
+//! erased one). A deleted rule that had absorbed narrower rules (`engine::learning::rule_merge`) gives them
 //! back: they are active again.
 //!
 //! **One memory by id** deletes that episode and what derives from it the same way.

@@ -189,7 +189,7 @@ impl Scoring {
     /// added (releases up to the privacy work): BM25 over every query word at weight 0.3, no
     /// stems, no context, shadowing at cosine 0.92 with penalty 0.5. Stores written then answer with it
     /// exactly as they did, for texts of up to 128 words (a longer one is now scored by BM25's
-    /// best window of it, whatever the scoring: `engine::space::LoadedNamespace::bm25_insert`).
+    /// best window of it, whatever the scoring: `engine::namespace::LoadedNamespace::bm25_insert`).
     pub fn legacy() -> Self {
         Self {
             cosine_floor: 0.70,
