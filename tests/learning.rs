@@ -320,6 +320,34 @@ fn an_agents_outcomes_never_demote_a_rule() {
     assert_eq!((demoted, status), (vec![rule], RuleStatus::Candidate), "the host's failures");
     let (demoted, _, status) = run(Reporter::Agent);
     assert_eq!((demoted, status), (vec![], RuleStatus::Active), "an agent's failures");
+
+    // Nor do an agent's successes elsewhere lower the bar a rule is judged against: 2 host
+    // failures in 10 with the rule, against 200 agent successes without it.
+    let mut e = hash_engine();
+    let t0 = 1_709_000_000_000;
+    e.remember(NS, Episode::new("invoice export note", t0), None).unwrap();
+    let recall = |e: &mut Engine<MemoryStore>, at: i64| {
+        e.recall(NS, &Query::new("invoice export", 3), at).unwrap().retrieval_id.unwrap()
+    };
+    for i in 0..200 {
+        let at = t0 + DAY + i * 60_000;
+        let id = recall(&mut e, at);
+        e.outcome_from(NS, id, Outcome::Success, at + 1, Reporter::Agent).unwrap();
+    }
+    let user = Origin::User;
+    let rule = e.add_rule(NS, "Export invoices as PDF", "", RuleStatus::Active, user, t0 + 2 * DAY);
+    let rule = rule.unwrap();
+    for i in 0..10 {
+        let at = t0 + 3 * DAY + i * 60_000;
+        let id = recall(&mut e, at);
+        let o = if i < 2 { Outcome::Failure } else { Outcome::Success };
+        e.outcome(NS, id, o, at + 1).unwrap();
+        // An agent cannot replace what the host reported.
+        let err = e.outcome_from(NS, id, Outcome::Success, at + 2, Reporter::Agent).unwrap_err();
+        assert_eq!(err.code(), "INVALID_INPUT");
+    }
+    let (_, demoted) = e.apply_outcomes(NS, t0 + 4 * DAY).unwrap();
+    assert!(!demoted.contains(&rule), "judged against the host's outcomes only");
 }
 
 #[test]

@@ -106,13 +106,10 @@ pub fn decode_outcome(bytes: &[u8]) -> Result<(Outcome, i64, Reporter)> {
         _ => Outcome::Unknown,
     };
     let at = r.i64()?;
-    let reporter = if r.remaining() == 0 {
-        Reporter::Host
-    } else if r.u8()? == 1 {
-        Reporter::Agent
-    } else {
-        Reporter::Host
-    };
+    // Absent (a record from before the byte): the host's. Any value but 0 is read as an
+    // agent's, so an unknown one is given the least trust.
+    let reporter =
+        if r.remaining() == 0 || r.u8()? == 0 { Reporter::Host } else { Reporter::Agent };
     r.end()?;
     Ok((o, at, reporter))
 }

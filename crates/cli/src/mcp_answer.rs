@@ -123,6 +123,9 @@ pub fn context(v: &Value) -> String {
     if !withheld.is_empty() {
         text.push_str(&format!("\n\n(withheld, fetch with expand: {})", withheld.join(", ")));
     }
+    if let Some(id) = v["retrievalId"].as_u64() {
+        text.push_str(&format!("\n(retrieval {id}: report how the task went with outcome)"));
+    }
     text
 }
 

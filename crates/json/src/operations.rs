@@ -88,6 +88,15 @@ impl Args<'_> {
         }
     }
 
+    /// The arguments as JSON text, without `name` (an id the method takes on its own).
+    fn without(&self, name: &str) -> String {
+        let mut v = self.0.clone();
+        if let Some(o) = v.as_object_mut() {
+            o.remove(name);
+        }
+        v.to_string()
+    }
+
     fn id(&self, name: &str) -> Result<u64> {
         self.field(name).and_then(Value::as_u64).ok_or_else(|| Self::missing(name, "an id"))
     }
@@ -201,7 +210,8 @@ operations! {
         mcp: NoMcp("recall answers a question; a page of raw history is not worth a model's tokens") }
     => |j, ns, a, now| {
         let limit = a.count("limit")?.unwrap_or(20) as usize;
-        j.timeline(ns, a.count("before")?.map_or(i64::MAX, |b| b as i64), limit)
+        let before = a.count("before")?.map_or(i64::MAX, |b| i64::try_from(b).unwrap_or(i64::MAX));
+        j.timeline(ns, before, limit)
     };
 
     /// Set a fact (a key with a versioned value), with its source, origin and policy.
@@ -352,7 +362,7 @@ operations! {
 
     /// Rectify one episode under the same id, with the erasure's cascade and a receipt.
     correct { js: "correct", wit: "correct", cli: Command("correct"), mcp: Destructive("correct") }
-    => |j, ns, a, now| j.correct(ns, a.id("id")?, &a.0.to_string(), now);
+    => |j, ns, a, now| j.correct(ns, a.id("id")?, &a.without("id"), now);
 
     /// Queue an erasure for the nightly job.
     request_erasure { js: "requestErasure", wit: "request-erasure", cli: Command("forget"),
@@ -448,5 +458,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t[0]["object"], "Acme", "{t}");
+        // An operation whose method takes an id beside its JSON gets the JSON without it.
+        let args = json!({"id": stored["id"], "text": "The invoice INV-7 was paid on 3 May", "vector": [0.6, 0.8]});
+        let receipt: Value =
+            serde_json::from_str(&json.call("correct", "ana", &args, 9).unwrap()).unwrap();
+        assert_eq!(receipt["scope"], "correction", "{receipt}");
+        let page = json.call("timeline", "ana", &json!({"before": u64::MAX}), 10).unwrap();
+        assert!(page.contains("3 May"), "{page}");
     }
 }

@@ -18,7 +18,9 @@
 //! episode's recall score is multiplied by `Learning::harmful_weight` (the explanation shows
 //! `outcomeWeight`), and a harmful active rule is demoted to candidate. Outcomes an agent
 //! reported through an untrusted channel ([`Engine::outcome_from`] with `Reporter::Agent`,
-//! the MCP server's) count for episodes only: no number of them demotes a rule.
+//! the MCP server's) count for episodes only: rules are judged on the host's outcomes against
+//! the host's base rates, so no number of an agent's reports demotes a rule, and an agent's
+//! report never replaces the host's for the same retrieval.
 
 use std::collections::BTreeMap;
 
@@ -161,8 +163,19 @@ impl<S: KvStore> Engine<S> {
                  returned)"
             )));
         }
+        let key = nsc.key(Table::Outcome, &id);
+        if reporter == Reporter::Agent {
+            if let Some(held) = self.store.get(&key)? {
+                if decode_outcome(&held).is_ok_and(|(_, _, by)| by == Reporter::Host) {
+                    return Err(Error::InvalidInput(format!(
+                        "the host already reported how the task of retrieval {retrieval_id} \
+                         went: an agent's report does not replace it"
+                    )));
+                }
+            }
+        }
         let mut batch = Batch::new();
-        batch.put(nsc.key(Table::Outcome, &id), encode_outcome(outcome, now, reporter));
+        batch.put(key, encode_outcome(outcome, now, reporter));
         self.store.write(&batch)
     }
 
@@ -178,6 +191,8 @@ impl<S: KvStore> Engine<S> {
         })?;
         let mut per: BTreeMap<(&'static str, u64), [u32; 4]> = BTreeMap::new();
         let (mut retrievals, mut with_outcome, mut fails, mut wins) = (0u32, 0u32, 0u32, 0u32);
+        // The host's outcomes alone: what rules are judged against (`Reporter::Agent`).
+        let (mut host_with, mut host_fails, mut host_wins) = (0u32, 0u32, 0u32);
         let p = nsc.table_prefix(Table::Retrieval);
         scan_all(&self.store, &p, None, |k, v| {
             let r = Retrieval::decode(v)?;
@@ -193,6 +208,11 @@ impl<S: KvStore> Engine<S> {
                 with_outcome += 1;
                 fails += u32::from(slot == 2);
                 wins += u32::from(slot == 1);
+                if reporter != Some(Reporter::Agent) {
+                    host_with += 1;
+                    host_fails += u32::from(slot == 2);
+                    host_wins += u32::from(slot == 1);
+                }
             }
             let entries = r.episodes.iter().map(|e| ("episode", *e));
             for key in entries.chain(r.rules.iter().map(|x| ("rule", *x))) {
@@ -207,16 +227,19 @@ impl<S: KvStore> Engine<S> {
             Ok(())
         })?;
         let l = &self.config.learning;
-        let base_f =
-            if with_outcome == 0 { 0.0 } else { f64::from(fails) / f64::from(with_outcome) };
-        let base_s =
-            if with_outcome == 0 { 0.0 } else { f64::from(wins) / f64::from(with_outcome) };
+        let rate = |k: u32, n: u32| if n == 0 { 0.0 } else { f64::from(k) / f64::from(n) };
+        let (base_f, base_s) = (rate(fails, with_outcome), rate(wins, with_outcome));
+        // A rule is judged against the host's outcomes only: an agent's reports neither count
+        // for or against it nor move the rates it is compared with.
+        let (rule_base_f, rule_base_s) = (rate(host_fails, host_with), rate(host_wins, host_with));
         let mut entries: Vec<EntryReport> = per
             .into_iter()
             .map(|((kind, id), c)| {
                 let n = c[1] + c[2] + c[3];
                 let failure_rate = wilson(c[2], n, l.outcome_z);
                 let success_low = wilson(c[1], n, l.outcome_z).0;
+                let (base_f, base_s) =
+                    if kind == "rule" { (rule_base_f, rule_base_s) } else { (base_f, base_s) };
                 let verdict = if n < l.min_outcomes {
                     Verdict::Unproven
                 } else if failure_rate.0 > base_f {

@@ -121,6 +121,12 @@ fn derive(
     Ok((key, h.finalize().into()))
 }
 
+/// The scrypt costs an import reads (and an export may therefore write): log_n ≤ 22,
+/// r ≤ 64, p ≤ 16.
+fn cost_in_range(log_n: u8, r: u32, p: u32) -> bool {
+    log_n <= 22 && r <= 64 && p <= 16
+}
+
 fn header(o: &ExportOptions, check: &[u8; 32]) -> Vec<u8> {
     let mut h = Vec::with_capacity(HEADER);
     h.extend_from_slice(MAGIC);
@@ -206,7 +212,14 @@ impl<S: KvStore> Engine<S> {
         sink: &mut dyn FnMut(&[u8]) -> Result<()>,
     ) -> Result<Moved> {
         let nsc = Namespace::new(ns)?;
-        let (key, check) = derive(passphrase, &options.salt, options.log_n, options.r, options.p)?;
+        let (log_n, r, p) = (options.log_n, options.r, options.p);
+        if !cost_in_range(log_n, r, p) {
+            return Err(Error::InvalidInput(format!(
+                "scrypt cost log_n {log_n}, r {r}, p {p}: an import reads log_n up to 22, r up to \
+                 64 and p up to 16, so the file could not be read back; choose a cost within them"
+            )));
+        }
+        let (key, check) = derive(passphrase, &options.salt, log_n, r, p)?;
         let head = header(options, &check);
         sink(&head)?;
         let cipher = Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(&key));
@@ -331,7 +344,7 @@ pub(crate) fn open(passphrase: &str, file: &[u8]) -> Result<Vec<u8>> {
     }
     let word = |i: usize| u32::from_le_bytes(file[i..i + 4].try_into().expect("4 bytes"));
     let (log_n, r, p) = (file[7], word(8), word(12));
-    if log_n > 22 || r > 64 || p > 16 {
+    if !cost_in_range(log_n, r, p) {
         return Err(Error::Format(format!(
             "scrypt cost log_n {log_n}, r {r}, p {p} is out of range"
         )));
