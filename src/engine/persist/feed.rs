@@ -65,7 +65,7 @@ pub(crate) fn read(
     loop {
         let Some(p) = feed.pending().next().cloned() else { break };
         // A few chunks a page: the store's copies stay small next to what is decoded.
-        scan_pages(store, &part_prefix(ns, p.id), None, CHUNKS_PER_PAGE, |_, chunk| {
+        scan_pages(store, &part_prefix(ns, p.id), None, CHUNKS_PER_PAGE, &mut |_, chunk| {
             feed.push(chunk);
             Ok(())
         })?;
@@ -502,7 +502,7 @@ impl Receiving {
 fn chunks(store: &impl KvStore, ns: &Namespace, p: &Part) -> Result<(Vec<u8>, u32)> {
     let mut blob = Vec::new();
     let mut count = 0u32;
-    scan_pages(store, &part_prefix(ns, p.id), None, CHUNKS_PER_PAGE, |_, v| {
+    scan_pages(store, &part_prefix(ns, p.id), None, CHUNKS_PER_PAGE, &mut |_, v| {
         blob.extend_from_slice(v);
         count = count.saturating_add(1);
         Ok(())

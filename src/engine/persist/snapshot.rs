@@ -616,7 +616,7 @@ pub(crate) fn stale_keys(
     let mut keys = Vec::new();
     // Chunks, and the markers and access entries of the snapshot set aside.
     for prefix in [&b"c/"[..], b"p/", b"d/", b"a/"] {
-        scan_pages(store, &ns.key(Table::Snapshot, prefix), None, CHUNKS_PER_PAGE, |k, _| {
+        scan_pages(store, &ns.key(Table::Snapshot, prefix), None, CHUNKS_PER_PAGE, &mut |k, _| {
             if !keep.iter().any(|p| k.starts_with(p)) {
                 keys.push(k.to_vec());
             }
