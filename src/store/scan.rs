@@ -3,6 +3,9 @@
 use super::KvStore;
 use crate::error::{Error, Result};
 
+/// What a scan calls on each (key, value); an error stops the scan.
+pub(crate) type Visit<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
+
 /// Entries per page of [`scan_all`].
 const PAGE: usize = 1024;
 
@@ -24,7 +27,7 @@ pub(crate) fn scan_pages(
     prefix: &[u8],
     mut after: Option<Vec<u8>>,
     page: usize,
-    f: &mut dyn FnMut(&[u8], &[u8]) -> Result<()>,
+    f: &mut Visit<'_>,
 ) -> Result<()> {
     loop {
         let entries = store.scan(prefix, after.as_deref(), page)?;
