@@ -92,8 +92,7 @@ pub fn check(answer: &str, o: &Observation) -> Result<(String, String), String> 
         (Some(a), Some(b)) if b > a => &answer[a + "<observation>".len()..b],
         _ => answer,
     };
-    let v: Value =
-        serde_json::from_str(body.trim()).map_err(|e| format!("not one JSON observation: {e}"))?;
+    let v: Value = body.trim().parse().map_err(|e| format!("not one JSON observation: {e}"))?;
     let field = |n: &str| v.get(n).ok_or_else(|| format!("missing \"{n}\""));
     let text = |n: &str| -> Result<String, String> {
         field(n)?.as_str().map(str::to_string).ok_or_else(|| format!("\"{n}\" is not a string"))

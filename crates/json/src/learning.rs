@@ -6,7 +6,7 @@ use std::ops::{Deref, DerefMut};
 use mnemo::Engine;
 use serde_json::{json, Value};
 
-use crate::{out, value, Json};
+use crate::{out, out_tree, value, Json};
 use mnemo::error::{Error, Result};
 use mnemo::learn::pattern::Pattern;
 use mnemo::record::{Observation, ObservationStatus, Outcome, Rule};
@@ -70,7 +70,7 @@ impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
     /// [`Engine::signals_json`] over JSON Lines text; returns `{ids}`.
     pub fn signals(&mut self, ns: &str, jsonl: &str) -> Result<String> {
         let lines: Vec<&str> = jsonl.lines().filter(|l| !l.trim().is_empty()).collect();
-        out(json!({ "ids": self.0.signals_json(ns, &lines)? }))
+        out_tree(json!({ "ids": self.0.signals_json(ns, &lines)? }))
     }
 
     /// [`Engine::observe`] as JSON.
@@ -110,7 +110,7 @@ impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
     ) -> Result<String> {
         let o: Outcome = outcome.parse()?;
         self.0.outcome(ns, retrieval_id, o, now)?;
-        out(json!({ "ok": true }))
+        out_tree(json!({ "ok": true }))
     }
 
     /// [`Engine::nightly`] as JSON.
@@ -142,14 +142,14 @@ impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
         now: i64,
     ) -> Result<String> {
         let (status, origin) = (status.parse()?, origin.parse()?);
-        out(json!({"id": self.0.add_rule(ns, text, observation, status, origin, now)?}))
+        out_tree(json!({"id": self.0.add_rule(ns, text, observation, status, origin, now)?}))
     }
 
     /// [`Engine::set_rule_status`] with the status by name (candidate, active, demoted,
     /// retired…; superseded is the engine's to set); returns `{ok: true}`.
     pub fn set_rule_status(&mut self, ns: &str, id: u64, to: &str, now: i64) -> Result<String> {
         self.0.set_rule_status(ns, id, to.parse()?, now)?;
-        out(json!({"ok": true}))
+        out_tree(json!({"ok": true}))
     }
 
     /// One behaviour signal as JSON (`learn::input`); returns `{id}`.

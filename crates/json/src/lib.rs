@@ -26,10 +26,7 @@ pub struct Json<R>(pub R);
 /// same `f32` (`0.8`, not the `0.800000011920929` of its widening to `f64`): it is serialized
 /// to text, where serde writes an `f32` as such, and parsed back.
 pub fn value(x: impl serde::Serialize) -> Value {
-    serde_json::to_string(&x)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null)
+    serde_json::to_string(&x).ok().and_then(|t| t.parse().ok()).unwrap_or(Value::Null)
 }
 
 /// A value as JSON text.
@@ -37,9 +34,16 @@ pub(crate) fn out(v: impl serde::Serialize) -> Result<String> {
     serde_json::to_string(&v).map_err(|e| Error::InvalidInput(e.to_string()))
 }
 
+/// A tree as JSON text. `Value`'s own `Display` and `FromStr` are compiled once, in serde_json,
+/// where `serde_json::to_string::<Value>` and `from_str::<Value>` would be compiled again in
+/// each crate that calls them (release builds do not share generic code between crates).
+pub(crate) fn out_tree(v: Value) -> Result<String> {
+    Ok(v.to_string())
+}
+
 /// JSON text parsed, or an error naming `what` it should have been.
 pub(crate) fn parse(text: &str, what: &str) -> Result<Value> {
-    serde_json::from_str(text).map_err(|e| Error::InvalidInput(format!("{what} is not JSON: {e}")))
+    text.parse().map_err(|e| Error::InvalidInput(format!("{what} is not JSON: {e}")))
 }
 
 /// A string field.

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use mnemo::engine::{Config, FactInput, FactWrite, Filter, Opened, Query, Recall, Remembered};
 
-use crate::{out, parse, str_of, strings, value, Json};
+use crate::{out, out_tree, parse, str_of, strings, value, Json};
 use mnemo::embed::passages::{Passage, TextVectors};
 use mnemo::error::{Error, Result};
 use mnemo::record::json::{episode_from_json, time_from_json};
@@ -198,7 +198,9 @@ impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
             Remembered::Stored { id, importance, reason } => out(
                 json!({"stored": true, "id": id, "importance": value(importance), "reason": reason}),
             ),
-            Remembered::Discarded { reason } => out(json!({"stored": false, "reason": reason})),
+            Remembered::Discarded { reason } => {
+                out_tree(json!({"stored": false, "reason": reason}))
+            }
         }
     }
 
@@ -256,7 +258,7 @@ impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
     /// [`Engine::maintain`] as JSON.
     pub fn maintain(&mut self, force: bool, budget: Option<u64>) -> Result<String> {
         let m = self.0.maintain(force, budget)?;
-        out(json!({"sealed": m.sealed, "merges": m.merges, "segments": m.segments,
+        out_tree(json!({"sealed": m.sealed, "merges": m.merges, "segments": m.segments,
             "snapshots": m.snapshots, "snapshotBytes": m.snapshot_bytes, "work": m.work,
             "done": m.done}))
     }
@@ -265,13 +267,13 @@ impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
     /// returns `{ok: true}`.
     pub fn set_status(&mut self, ns: &str, id: u64, to: &str) -> Result<String> {
         self.0.set_status(ns, id, status(to)?)?;
-        out(json!({"ok": true}))
+        out_tree(json!({"ok": true}))
     }
 
     /// [`Engine::rollback_fact`]: the fact back at `version`, as a new version; returns
     /// `{version}`.
     pub fn rollback_fact(&mut self, ns: &str, key: &str, version: u32, now: i64) -> Result<String> {
-        out(json!({"version": self.0.rollback_fact(ns, key, version, now)?}))
+        out_tree(json!({"version": self.0.rollback_fact(ns, key, version, now)?}))
     }
 
     /// [`Engine::assert_triple`] from `{subject, predicate, object, confidence?, source?}`

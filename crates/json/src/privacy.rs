@@ -7,13 +7,13 @@ use serde_json::json;
 
 use mnemo::engine::{Erasure, ExportOptions};
 
-use crate::{out, Json};
+use crate::{out, out_tree, Json};
 use mnemo::error::{Error, Result};
 use mnemo::store::KvStore;
 
 fn what(json: &str) -> Result<Erasure> {
-    let v: serde_json::Value = serde_json::from_str(json)
-        .map_err(|e| Error::InvalidInput(format!("erasure is not JSON: {e}")))?;
+    let v: serde_json::Value =
+        json.parse().map_err(|e| Error::InvalidInput(format!("erasure is not JSON: {e}")))?;
     Erasure::from_json(&v)
 }
 
@@ -67,7 +67,7 @@ impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
 
     /// [`Engine::request_erasure`] from the same JSON; returns `{id}`.
     pub fn request_erasure(&mut self, ns: &str, erasure: &str, now: i64) -> Result<String> {
-        out(json!({"id": self.0.request_erasure(ns, &what(erasure)?, now)?}))
+        out_tree(json!({"id": self.0.request_erasure(ns, &what(erasure)?, now)?}))
     }
 
     /// [`Engine::import_encrypted`]; returns `{records, bytes}`.
@@ -77,7 +77,7 @@ impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
 
     /// [`Engine::reembed`]; returns `{reembedded}`.
     pub fn reembed(&mut self, ns: &str) -> Result<String> {
-        out(json!({"reembedded": self.0.reembed(ns)?}))
+        out_tree(json!({"reembedded": self.0.reembed(ns)?}))
     }
 
     /// [`Engine::quarantined`] as a JSON list of `{key, episode, reason}`.

@@ -35,8 +35,8 @@ impl<S: KvStore> Engine<S> {
 
     /// [`Engine::signal`] from its JSON object (`learn::input`); returns `{id}`.
     pub fn signal_json(&mut self, ns: &str, json: &str) -> Result<String> {
-        let v: serde_json::Value = serde_json::from_str(json)
-            .map_err(|e| Error::InvalidInput(format!("signal is not JSON: {e}")))?;
+        let v: serde_json::Value =
+            json.parse().map_err(|e| Error::InvalidInput(format!("signal is not JSON: {e}")))?;
         let s = signal_from_json(&v, self.config.learning.keep_signal_texts)?;
         let id = self.signal(ns, s)?;
         Ok(serde_json::json!({ "id": id }).to_string())
@@ -48,7 +48,8 @@ impl<S: KvStore> Engine<S> {
         let keep = self.config.learning.keep_signal_texts;
         let mut parsed = Vec::with_capacity(lines.len());
         for (i, line) in lines.iter().enumerate() {
-            let v: serde_json::Value = serde_json::from_str(line)
+            let v: serde_json::Value = line
+                .parse()
                 .map_err(|e| Error::InvalidInput(format!("signal {} is not JSON: {e}", i + 1)))?;
             parsed.push(signal_from_json(&v, keep).map_err(|e| match e {
                 Error::InvalidInput(m) => Error::InvalidInput(format!("signal {}: {m}", i + 1)),
