@@ -41,7 +41,7 @@ use std::collections::BTreeSet;
 
 use super::retrieve::recall::Query;
 use super::Engine;
-use crate::context::assemble::{Item, Section, Withheld};
+use crate::context::assemble::{render_sections, Item, Section, Withheld};
 use crate::context::working::{conversation, Message};
 use crate::context::{Budget, Estimate, TokenCounter};
 use crate::error::{Error, Result};
@@ -410,12 +410,7 @@ impl<S: KvStore> Engine<S> {
         let retrieval_id = self.record_use(&nsc, &used.iter().collect::<Vec<_>>(), now)?;
         let counter = self.counter();
         let mut total: usize = sections.iter().map(|s| s.tokens).sum();
-        let mut text: String = sections
-            .iter()
-            .map(|s| s.render())
-            .filter(|t| !t.is_empty())
-            .collect::<Vec<_>>()
-            .join("\n");
+        let mut text = render_sections(&sections);
         if level == 3 {
             let hint = format!("\n{SEARCH_HINT}\n");
             let t = counter.count(&hint);
