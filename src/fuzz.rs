@@ -238,9 +238,8 @@ fn file_log() {
         seeds.push(std::fs::read(s.log_path()).expect("reads"));
     }
     let _ = std::fs::remove_dir_all(&dir);
-    let path = std::path::Path::new("fuzz.log");
     fuzz("file-log", seeds, |b| {
-        let _ = crate::store::file::replay(b, path);
+        let _ = crate::store::file::replay(b);
     });
 }
 

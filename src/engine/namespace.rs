@@ -60,7 +60,8 @@ pub(crate) fn bm25_documents(e: &Episode) -> Vec<(u64, String)> {
 pub struct Quarantined {
     /// Its key in the store (`u/<namespace>/<table>/<id>`), lossily as text.
     pub key: String,
-    /// The episode it belongs to.
+    /// The episode it belongs to (0 when unknown: a damaged record of the store's own files,
+    /// whose key `store` names no namespace).
     pub episode: u64,
     /// What is wrong with it, and what it costs: an unreadable episode is missing from
     /// recall; an unreadable or foreign vector leaves its episode to BM25 until `reembed`.

@@ -16,7 +16,15 @@ impl<S: KvStore> Engine<S> {
     /// first). They stay in the store, untouched; the rest of the namespace works without them.
     pub fn quarantined(&mut self, ns: &str) -> Result<Vec<Quarantined>> {
         let ns = Namespace::new(ns)?;
-        Ok(self.space(&ns)?.quarantined.clone())
+        let mut list = self.space(&ns)?.quarantined.clone();
+        // The backend's own damage belongs to no namespace and no known episode: every
+        // namespace reports it (episode 0: unknown).
+        list.extend(self.store.damage().into_iter().map(|reason| Quarantined {
+            key: "store".into(),
+            episode: 0,
+            reason,
+        }));
+        Ok(list)
     }
 
     /// Re-embeds every readable episode of `ns` with the attached embedder and makes its model

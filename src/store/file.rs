@@ -12,14 +12,34 @@
 //! ```
 //!
 //! One record is one [`Batch`]. `write` appends the record and `fsync`s before it returns, so
-//! an acknowledged batch is on disk. On open the log is replayed into memory; a record cut short
-//! or failing its checksum *at the end* of the file is a write that never completed (a crash) and
-//! is dropped, which keeps batches atomic. A bad record followed by more data, or a complete
-//! header whose length fails `len_crc` (so a damaged length cannot pass for a torn tail), is
-//! corruption: opening fails with [`Error::Corrupt`] without touching the file. When the log grows
-//! past twice the live data (and at least 1 MiB past it), it is rewritten as one record into `mnemo.log.tmp` and
-//! renamed over the log; [`KvStore::vacuum`] does the same on demand, so deleted values leave
-//! the file (erasure).
+//! an acknowledged batch is on disk. On open the log is replayed into memory:
+//!
+//! - A last record **shorter than its header says** (or a header cut short, or a tail of zeros
+//!   the file system added) is a write that never completed: a crash. It is left in the file
+//!   until the next write, which copies it into `mnemo.damaged` and cuts it off before
+//!   appending; a read-only command never changes the log.
+//! - Any other record that cannot be read — failing its checksum (the last one included: a
+//!   record as long as its header says is not a torn write), a damaged header, a payload that
+//!   does not decode — is **damage**: it is skipped, reported ([`FileStore::damage`], and
+//!   through [`KvStore::damage`] in the engine's `quarantined` list) and kept byte for byte.
+//!   After a damaged header, reading resumes at the next position holding a whole record with
+//!   valid checksums. One bad record never makes the store unopenable; what it held is
+//!   missing until it is restored from a backup or an export.
+//!
+//! When the log grows past twice the live data (and at least 1 MiB past it), it is rewritten as
+//! one record into `mnemo.log.tmp` and renamed over the log; [`KvStore::vacuum`] does the same
+//! on demand, so deleted values leave the file (erasure). Before a rewrite drops damaged bytes
+//! from the log they are appended to `mnemo.damaged` (the engine cannot read them, so erasure
+//! cannot find a subject in them either: inspect that file, then delete it):
+//!
+//! ```text
+//! damaged := ("MNDG" at:u64 len:u64 bytes[len])*     (at: the bytes' offset in the log then)
+//! ```
+//!
+//! Files are this store's own: the log, the lock, the rewrite's temporary file and
+//! `mnemo.damaged` are created readable and writable by the owner only (0600 on Unix); the
+//! temporary file is created exclusively (an existing file or symbolic link of that name is
+//! removed, never written through), and a log that is a symbolic link is refused.
 //!
 //! Faults, and what each leaves behind:
 //!
@@ -46,6 +66,53 @@ use crate::error::{Error, Result};
 const MAGIC: &[u8; 4] = b"MNL1";
 const HEADER: usize = 16;
 const LOG: &str = "mnemo.log";
+const DAMAGED: &str = "mnemo.damaged";
+const DAMAGED_MAGIC: &[u8; 4] = b"MNDG";
+
+/// A stretch of the log that could not be read (module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    /// Its offset in the log when it was found.
+    pub at: u64,
+    /// Its length in bytes.
+    pub len: u64,
+    /// What is wrong with it.
+    pub reason: String,
+    /// Whether it was already moved to `mnemo.damaged` (by a rewrite of the log).
+    pub moved: bool,
+}
+
+/// Creates `path` for this store alone: readable and writable by the owner only (0600 on Unix),
+/// and only if nothing exists there, so a file or symbolic link planted under that name is
+/// never written through.
+pub fn create_private(path: &Path) -> std::io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    o.open(path)
+}
+
+/// Opens `path` for appending, creating it owner-only when it is missing; a symbolic link is
+/// refused (the store writes only files it owns).
+fn open_append(path: &Path) -> Result<File> {
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if m.file_type().is_symlink() {
+            return Err(io(
+                path,
+                std::io::Error::other(
+                    "is a symbolic link; the store writes only files it created: replace it \
+                     with the file it points to",
+                ),
+            ));
+        }
+    }
+    let mut o = OpenOptions::new();
+    o.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    o.open(path).map_err(|e| io_op("open", path, e))
+}
 
 /// The durable, single-process file backend.
 #[derive(Debug)]
@@ -70,6 +137,11 @@ pub struct FileStore {
     /// Bytes the live data takes as one compacted record (kept up to date on every write, so
     /// the compaction check does not walk the whole map each time).
     live: u64,
+    /// Where a torn last record starts, while it is still in the file (cut at the next write),
+    /// and whether it is only zeros (which a file system may add after a crash: nothing to keep).
+    torn: Option<(u64, bool)>,
+    /// Records that could not be read: in the log, or already moved to `mnemo.damaged`.
+    damage: Vec<Damage>,
     #[cfg(test)]
     faults: Faults,
 }
@@ -104,12 +176,11 @@ fn stamp(path: &Path) -> Result<Stamp> {
 
 fn take_lock(dir: &Path) -> Result<File> {
     let lock_path = dir.join("mnemo.lock");
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|e| io(&lock_path, e))?;
+    let mut o = OpenOptions::new();
+    o.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    let lock = o.open(&lock_path).map_err(|e| io_op("open", &lock_path, e))?;
     match lock.try_lock() {
         Ok(()) => Ok(lock),
         Err(std::fs::TryLockError::WouldBlock) => {
@@ -121,6 +192,11 @@ fn take_lock(dir: &Path) -> Result<File> {
 
 fn io(path: &Path, e: std::io::Error) -> Error {
     Error::Io { path: path.display().to_string(), detail: e.to_string() }
+}
+
+/// An I/O error naming the operation that failed.
+fn io_op(op: &str, path: &Path, e: std::io::Error) -> Error {
+    Error::Io { path: path.display().to_string(), detail: format!("{op}: {e}") }
 }
 
 impl FileStore {
@@ -135,21 +211,18 @@ impl FileStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(io(&path, e)),
         };
-        let (map, valid) = replay(&bytes, &path)?;
-        let file =
-            OpenOptions::new().create(true).append(true).open(&path).map_err(|e| io(&path, e))?;
-        if valid < bytes.len() {
-            // a torn tail from a crash: never acknowledged, so cut it off
-            file.set_len(valid as u64).map_err(|e| io(&path, e))?;
-            file.sync_all().map_err(|e| io(&path, e))?;
-        }
+        let Replayed { map, torn, mut damage } = replay(&bytes);
+        let file = open_append(&path)?;
+        damage.extend(read_damaged(&dir.join(DAMAGED))?);
         let live = map.iter().map(|(k, v)| entry_bytes(k.len(), v.len())).sum();
         Ok(Self {
             live,
+            torn: torn.map(|(t, zeros)| (t as u64, zeros)),
+            damage,
             dir,
             file,
             map: MemoryStore::from_map(map),
-            log_bytes: valid as u64,
+            log_bytes: bytes.len() as u64,
             lock: Some(lock),
             released: None,
             stale: false,
@@ -223,19 +296,92 @@ impl FileStore {
         let record = encode(&all);
         let tmp = self.dir.join("mnemo.log.tmp");
         let path = self.dir.join(LOG);
-        let mut f = File::create(&tmp).map_err(|e| io(&tmp, e))?;
+        let mut f = match create_private(&tmp) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                // Left by a crash, or planted: unlink the name (never what a link points to).
+                std::fs::remove_file(&tmp).map_err(|e| io_op("remove", &tmp, e))?;
+                create_private(&tmp)
+            }
+            other => other,
+        }
+        .map_err(|e| io_op("create", &tmp, e))?;
         #[cfg(test)]
         if std::mem::take(&mut self.faults.compaction) {
             return Err(io(&tmp, std::io::Error::other("injected compaction failure")));
         }
-        f.write_all(&record).map_err(|e| io(&tmp, e))?;
-        f.sync_all().map_err(|e| io(&tmp, e))?;
-        std::fs::rename(&tmp, &path).map_err(|e| io(&path, e))?;
+        f.write_all(&record).map_err(|e| io_op("write", &tmp, e))?;
+        f.sync_all().map_err(|e| io_op("fsync", &tmp, e))?;
+        // What the log holds but cannot be read goes to mnemo.damaged before the log loses it.
+        let mut keep: Vec<(u64, u64)> =
+            self.damage.iter().filter(|d| !d.moved).map(|d| (d.at, d.len)).collect();
+        keep.extend(self.torn.filter(|t| !t.1).map(|(t, _)| (t, self.log_bytes - t)));
+        self.save_damaged(&keep)?;
+        std::fs::rename(&tmp, &path).map_err(|e| io_op("rename", &path, e))?;
         if let Ok(d) = File::open(&self.dir) {
             let _ = d.sync_all(); // directory entry durability, where the OS allows it
         }
-        self.file = OpenOptions::new().append(true).open(&path).map_err(|e| io(&path, e))?;
+        self.file = open_append(&path)?;
         self.log_bytes = record.len() as u64;
+        self.torn = None;
+        for d in &mut self.damage {
+            d.moved = true;
+        }
+        Ok(())
+    }
+
+    /// Records that could not be read (module docs): in the log, or in `mnemo.damaged`.
+    pub fn damage(&self) -> &[Damage] {
+        &self.damage
+    }
+
+    /// Appends the log's bytes at `regions` (offset, length) to `mnemo.damaged` and syncs it.
+    fn save_damaged(&self, regions: &[(u64, u64)]) -> Result<()> {
+        if regions.is_empty() {
+            return Ok(());
+        }
+        use std::io::{Read, Seek, SeekFrom};
+        let log = self.log_path();
+        let side = self.dir.join(DAMAGED);
+        let mut from = File::open(&log).map_err(|e| io_op("open", &log, e))?;
+        let mut out = open_append(&side)?;
+        for &(at, len) in regions {
+            let mut bytes = vec![0; usize::try_from(len).unwrap_or(0)];
+            from.seek(SeekFrom::Start(at)).map_err(|e| io_op("seek", &log, e))?;
+            from.read_exact(&mut bytes).map_err(|e| io_op("read", &log, e))?;
+            let mut entry = Vec::with_capacity(bytes.len() + 20);
+            entry.extend_from_slice(DAMAGED_MAGIC);
+            entry.extend_from_slice(&at.to_le_bytes());
+            entry.extend_from_slice(&len.to_le_bytes());
+            entry.extend_from_slice(&bytes);
+            out.write_all(&entry).map_err(|e| io_op("write", &side, e))?;
+        }
+        out.sync_all().map_err(|e| io_op("fsync", &side, e))
+    }
+
+    /// Before the first append after opening: a torn last record is copied to
+    /// `mnemo.damaged` and cut off, so the new record does not land behind it.
+    fn cut_torn_tail(&mut self) -> Result<()> {
+        let Some((t, zeros)) = self.torn else { return Ok(()) };
+        if !zeros {
+            self.save_damaged(&[(t, self.log_bytes - t)])?;
+        }
+        let path = self.log_path();
+        self.file.set_len(t).map_err(|e| io_op("truncate", &path, e))?;
+        self.file.sync_all().map_err(|e| io_op("fsync", &path, e))?;
+        self.log_bytes = t;
+        self.torn = None;
+        if zeros {
+            return Ok(());
+        }
+        self.damage.push(Damage {
+            at: t,
+            len: self.log_bytes - t,
+            reason: format!(
+                "a last record shorter than its header says (a write that never completed, or \
+                 a log cut from outside), moved to {DAMAGED}"
+            ),
+            moved: true,
+        });
         Ok(())
     }
 
@@ -302,12 +448,13 @@ impl KvStore for FileStore {
         if let Some(why) = &self.poisoned {
             return Err(Error::Io {
                 path: self.dir.join(LOG).display().to_string(),
-                detail: format!("{why}; reopen the store (opening drops the partial record)"),
+                detail: format!("{why}; reopen the store (the next write moves the partial record to {DAMAGED})"),
             });
         }
         if batch.is_empty() {
             return Ok(());
         }
+        self.cut_torn_tail()?;
         let record = encode(batch);
         let path = self.dir.join(LOG);
         if let Err(e) = self.append(&record) {
@@ -337,6 +484,13 @@ impl KvStore for FileStore {
 
     fn vacuum(&mut self) -> Result<()> {
         self.compact()
+    }
+
+    fn damage(&self) -> Vec<String> {
+        self.damage
+            .iter()
+            .map(|d| format!("{LOG} bytes {}..{}: {}", d.at, d.at + d.len, d.reason))
+            .collect()
     }
 }
 
@@ -371,39 +525,100 @@ fn encode(batch: &Batch) -> Vec<u8> {
     record
 }
 
-/// Replays the log; returns the map and the length of the valid prefix of `bytes`.
-pub(crate) fn replay(bytes: &[u8], path: &Path) -> Result<(Map, usize)> {
-    let mut map = Map::new();
+/// What replaying a log found (module docs).
+pub(crate) struct Replayed {
+    pub map: Map,
+    /// Where a torn last record starts, if the log ends with one, and whether it is only zeros.
+    pub torn: Option<(usize, bool)>,
+    /// The records that could not be read.
+    pub damage: Vec<Damage>,
+}
+
+/// Whether a whole, valid record starts at `bytes[0]`; its length if so.
+fn whole_record(bytes: &[u8]) -> Option<usize> {
+    if bytes.len() < HEADER || &bytes[..4] != MAGIC {
+        return None;
+    }
+    let word = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
+    if crc32fast::hash(&bytes[4..8]) != word(8) {
+        return None;
+    }
+    let end = HEADER.checked_add(word(4) as usize)?;
+    (bytes.len() >= end && crc32fast::hash(&bytes[HEADER..end]) == word(12)).then_some(end)
+}
+
+/// Replays the log into a map, skipping and reporting what cannot be read (module docs).
+pub(crate) fn replay(bytes: &[u8]) -> Replayed {
+    let mut out = Replayed { map: Map::new(), torn: None, damage: Vec::new() };
     let mut at = 0;
     while at < bytes.len() {
         let rest = &bytes[at..];
-        let corrupt = |detail: String| Error::Corrupt { what: path.display().to_string(), detail };
-        if rest.len() < HEADER || rest.iter().all(|&b| b == 0) {
-            break; // a torn header, or a tail the file system extended with zeros, at the end
+        let zeros = rest.iter().all(|&b| b == 0);
+        if rest.len() < HEADER || zeros {
+            out.torn = Some((at, zeros)); // a torn header, or zeros the file system added
+            break;
         }
         let word = |i: usize| u32::from_le_bytes(rest[i..i + 4].try_into().expect("4 bytes"));
-        if &rest[..4] != MAGIC || crc32fast::hash(&rest[4..8]) != word(8) {
-            return Err(corrupt(format!("bad record header at byte {at}")));
+        let header_ok = &rest[..4] == MAGIC && crc32fast::hash(&rest[4..8]) == word(8);
+        if !header_ok {
+            // Resume at the next whole record; everything before it is damage.
+            let next = (1..rest.len()).find(|&i| whole_record(&rest[i..]).is_some());
+            let len = next.unwrap_or(rest.len());
+            out.damage.push(Damage {
+                at: at as u64,
+                len: len as u64,
+                reason: "a damaged record header".into(),
+                moved: false,
+            });
+            at += len;
+            continue;
         }
-        let len = word(4) as usize;
-        let end = HEADER.saturating_add(len);
-        let complete = rest.len() >= end;
-        let valid = complete && crc32fast::hash(&rest[HEADER..end]) == word(12);
-        if !valid {
-            if !complete || rest.len() == end {
-                break; // the last record, cut short or torn: a write that never finished
+        let end = HEADER.saturating_add(word(4) as usize);
+        if rest.len() < end {
+            out.torn = Some((at, false)); // shorter than its header says: never finished
+            break;
+        }
+        let reason = if crc32fast::hash(&rest[HEADER..end]) != word(12) {
+            Some("a record failing its checksum".to_string())
+        } else {
+            match decode(&rest[HEADER..end]) {
+                Ok(batch) => {
+                    apply(&mut out.map, &batch);
+                    None
+                }
+                Err(d) => Some(format!("a record that does not decode: {d}")),
             }
-            return Err(corrupt(format!(
-                "bad record at byte {at} with {} bytes after it",
-                rest.len()
-            )));
+        };
+        if let Some(reason) = reason {
+            out.damage.push(Damage { at: at as u64, len: end as u64, reason, moved: false });
         }
-        let batch =
-            decode(&rest[HEADER..end]).map_err(|d| corrupt(format!("record at byte {at}: {d}")))?;
-        apply(&mut map, &batch);
         at += end;
     }
-    Ok((map, at))
+    out
+}
+
+/// The stretches kept in `mnemo.damaged` (module docs); a cut-short entry ends the list.
+fn read_damaged(path: &Path) -> Result<Vec<Damage>> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_op("read", path, e)),
+    };
+    let mut out = Vec::new();
+    let mut p = &bytes[..];
+    while p.len() >= 20 && &p[..4] == DAMAGED_MAGIC {
+        let at = u64::from_le_bytes(p[4..12].try_into().expect("8 bytes"));
+        let len = u64::from_le_bytes(p[12..20].try_into().expect("8 bytes"));
+        let Some(rest) = usize::try_from(len).ok().and_then(|n| p.get(20 + n..)) else { break };
+        out.push(Damage {
+            at,
+            len,
+            reason: format!("unreadable bytes of the log, moved to {DAMAGED}"),
+            moved: true,
+        });
+        p = rest;
+    }
+    Ok(out)
 }
 
 fn decode(mut p: &[u8]) -> std::result::Result<Batch, String> {

@@ -249,6 +249,10 @@ impl<S: KvStore> KvStore for Journaled<S> {
         self.inner.vacuum()
     }
 
+    fn damage(&self) -> Vec<String> {
+        self.inner.damage()
+    }
+
     fn defers_vacuum(&self) -> bool {
         true
     }

@@ -113,4 +113,11 @@ pub trait KvStore {
     fn defers_vacuum(&self) -> bool {
         false
     }
+
+    /// What the backend could not read of its own files (one line each, saying where and
+    /// why): records skipped when it opened, kept for inspection. Empty for backends that
+    /// detect no damage of their own.
+    fn damage(&self) -> Vec<String> {
+        Vec::new()
+    }
 }

@@ -41,6 +41,18 @@ fn open(g: &Globals, with_model: bool) -> Result<Store, String> {
     let dir = &g.store;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let store = FileStore::open(dir).map_err(err)?;
+    let damage = store.damage();
+    if !damage.is_empty() {
+        eprintln!(
+            "warning: {} stretch(es) of the store could not be read and are kept aside (first: \
+             bytes {}..{}, {}); `mnemo quarantined` lists them; restore what they held from a \
+             backup or an export",
+            damage.len(),
+            damage[0].at,
+            damage[0].at + damage[0].len,
+            damage[0].reason
+        );
+    }
     let engine = Engine::new(store, Config::default());
     Ok(if with_model {
         engine.with_embedder(Box::new(crate::load(&g.model_dir())?))

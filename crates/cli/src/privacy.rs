@@ -123,17 +123,31 @@ fn passphrase(file: &Option<PathBuf>) -> Result<String, String> {
     Ok(p)
 }
 
+/// Writes `path` through a temporary file beside it (`.NAME.mnemo-partial-PID`, created
+/// exclusively and owner-only, so it is never a user's file or a planted link), renamed over
+/// `path` once complete and synced: the export is 0600 on Unix, like the store.
 fn write_file(
     path: &Path,
     f: impl FnOnce(&mut dyn Write) -> Result<(), String>,
 ) -> Result<(), String> {
-    let tmp = path.with_extension("partial");
-    let file = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    let mut out = std::io::BufWriter::new(file);
-    f(&mut out)?;
-    let file = out.into_inner().map_err(|e| format!("{}: {e}", tmp.display()))?;
-    file.sync_all().map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+    let name = path.file_name().ok_or_else(|| format!("{}: not a file name", path.display()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".mnemo-partial-{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let file = mnemo::store::file::create_private(&tmp)
+        .map_err(|e| format!("{}: create: {e}", tmp.display()))?;
+    let written = (|| {
+        let mut out = std::io::BufWriter::new(file);
+        f(&mut out)?;
+        let file = out.into_inner().map_err(|e| format!("{}: write: {e}", tmp.display()))?;
+        file.sync_all().map_err(|e| format!("{}: fsync: {e}", tmp.display()))?;
+        std::fs::rename(&tmp, path).map_err(|e| format!("{}: rename: {e}", path.display()))
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// Runs `c` against `calls`; prints JSON (every command's output is one JSON document).

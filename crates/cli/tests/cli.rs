@@ -332,10 +332,19 @@ fn privacy_commands_export_import_and_forget_with_a_receipt() {
     let (ok, _, err) = run("copy2", &["import", f, "--passphrase-file", "/dev/null"]);
     assert!(!ok && err.contains("passphrase is empty"), "{err}");
     let readable = d.join("ana.json");
+    // A file of the user's that an export's temporary file could have been named after.
+    std::fs::write(d.join("ana.partial"), b"mine").unwrap();
     assert!(run("ana", &["export", readable.to_str().unwrap(), "--readable"]).0);
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&readable).unwrap()).unwrap();
     assert_eq!(doc["episodes"].as_array().unwrap().len(), 2);
+    assert_eq!(std::fs::read(d.join("ana.partial")).unwrap(), b"mine", "the user's file");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&readable).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "personal data, readable by its owner only");
+    }
 
     let (ok, out, err) = run("ana", &["forget", "--subject", "Marco Bertelli"]);
     assert!(ok, "{err}");
@@ -445,4 +454,36 @@ fn compile_model_writes_an_archive_that_embeds_as_the_onnx_file_does() {
     assert_eq!(&bytes[257..262], b"ustar", "a tar archive");
     let (ok, _, stderr) = mnemo(&["compile-model", "--file", "no-such.onnx"]);
     assert!(!ok && stderr.contains("no-such.onnx"), "{stderr}");
+}
+
+/// A flipped bit in the last record of the log (as long as its header says, failing its
+/// checksum) is damage: no command cuts it, the CLI warns, `quarantined` lists it, and a later
+/// write lands after it.
+#[test]
+fn a_flipped_bit_in_the_last_record_is_reported_never_cut() {
+    let d = dir("flip");
+    let store = d.to_str().unwrap();
+    let run = runner(store);
+    run(&["remember", "first"]);
+    run(&["remember", "second acknowledged"]);
+    let log = d.join("mnemo.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    let at = bytes.len() - 40;
+    bytes[at] ^= 1;
+    std::fs::write(&log, &bytes).unwrap();
+    let (ok, out, err) = mnemo(&["--store", store, "stats", "--json"]);
+    assert!(ok, "{err}");
+    assert!(err.contains("could not be read"), "a warning on stderr: {err}");
+    assert!(out.contains("\"episodes\""), "{out}");
+    assert_eq!(std::fs::read(&log).unwrap(), bytes, "a read-only command changes no byte");
+    let q = one_json(&run(&["quarantined"]));
+    let list = q.as_array().unwrap();
+    assert!(
+        list.iter()
+            .any(|x| x["key"] == "store" && x["reason"].as_str().unwrap().contains("checksum")),
+        "{q}"
+    );
+    run(&["remember", "other"]);
+    let after = std::fs::read(&log).unwrap();
+    assert!(after.starts_with(&bytes), "the damaged record is still in the log");
 }
