@@ -584,3 +584,37 @@ fn a_promoted_rule_a_person_already_wrote_is_merged_into_theirs() {
         e.rules(NS, &[RuleStatus::Active]).unwrap().iter().map(|r| r.id).collect();
     assert_eq!(active, vec![written, other]);
 }
+
+/// Twelve signals an agent sends through MCP claiming to be the user's make an observation
+/// but no rule by the wait alone; the host's confirmation makes it one. The same twelve from
+/// the host make a rule after the wait (the control).
+#[test]
+fn an_agents_signals_make_no_rule_without_the_users_confirmation() {
+    use mnemo::record::outcome::Reporter;
+    let day = parse_iso8601("2024-03-05T02:00:00Z").unwrap();
+    for reporter in [Reporter::Agent, Reporter::Host] {
+        let mut e = hash_engine();
+        for i in 0..12 {
+            let mut v: serde_json::Value = serde_json::from_str(&semicolon_signal(0, i)).unwrap();
+            v["source"] = "user".into();
+            e.signal_json_from(NS, &v.to_string(), reporter).unwrap();
+        }
+        let stored = e.signals(NS, 0, i64::MAX).unwrap();
+        assert_eq!(stored.len(), 12);
+        if reporter == Reporter::Agent {
+            assert!(stored.iter().all(|s| s.source == "agent" && s.reporter == Reporter::Agent));
+        }
+        let first = e.nightly(NS, day, None).unwrap();
+        assert_eq!(first.inserted.len(), 1, "{reporter:?}: an observation either way");
+        let later = e.nightly(NS, day + 3 * DAY, None).unwrap();
+        let active = e.rules(NS, &[RuleStatus::Active]).unwrap();
+        match reporter {
+            Reporter::Agent => {
+                assert!(later.promoted.is_empty() && active.is_empty(), "{later:?}");
+                e.feedback(NS, first.inserted[0], true, day + 3 * DAY).unwrap();
+                assert_eq!(e.promote(NS, day + 3 * DAY + 1).unwrap().len(), 1, "confirmed");
+            }
+            Reporter::Host => assert_eq!(active.len(), 1, "the host's signals: {later:?}"),
+        }
+    }
+}

@@ -168,6 +168,7 @@ pub fn signal_from_json(v: &Value, keep_texts: bool) -> Result<Signal> {
         episode,
         features,
         texts,
+        reporter: crate::record::outcome::Reporter::Host,
     })
 }
 

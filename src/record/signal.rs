@@ -14,6 +14,7 @@
 //! attrs: n:u32 (key:str tag:u8 (0 str:str | 1 num:f64))×n
 //! detail:str correction:u8 (1 from:str to:str) source:str trust:f32 episode:opt_i64
 //! features:u8 (1 features) texts:u8 (1 before:str after:str)
+//! reporter:u8 (0 the host, 1 an agent through MCP; absent in older signals: the host)
 //! features := symbols_before:u16×6 symbols_after:u16×6 parts:u8×3 (bit0 before, bit1 after,
 //!             bit2 changed) removed:strs added:strs length_ratio:f32 distance:f32
 //!             lang_before:str lang_after:str draft_words: n:u32 u32×n
@@ -23,6 +24,7 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 use crate::record::edit::{EditFeatures, PartChange};
+use crate::record::outcome::Reporter;
 use crate::store::codec::{open, seal, Reader, Writer};
 
 /// Record kind of a signal envelope.
@@ -277,6 +279,10 @@ pub struct Signal {
     pub features: Option<EditFeatures>,
     /// The draft and what was sent, only when the engine is set to keep them.
     pub texts: Option<(String, String)>,
+    /// The channel it came through: the host's API (Rust, JS, WIT, the CLI), reporting what
+    /// the user did, or an agent through MCP. An agent's signals may make observations, but
+    /// a rule comes of them only when the user confirms it (`learning::promotion`).
+    pub reporter: Reporter,
 }
 
 impl Signal {
@@ -324,6 +330,7 @@ impl Signal {
             Some((b, a)) => w.u8(1).str(b).str(a),
             None => w.u8(0),
         };
+        w.u8(self.reporter as u8);
         seal(KIND, &w.finish())
     }
 
@@ -372,6 +379,12 @@ impl Signal {
             1 => Some((r.str()?.to_string(), r.str()?.to_string())),
             _ => None,
         };
+        // Absent in signals written before the byte existed: the host's, as they all were.
+        let reporter = match if r.remaining() == 0 { 0 } else { r.u8()? } {
+            0 => Reporter::Host,
+            1 => Reporter::Agent,
+            b => return Err(r.corrupt(format!("reporter {b}"))),
+        };
         r.end()?;
         Ok(Signal {
             id,
@@ -389,6 +402,7 @@ impl Signal {
             episode,
             features,
             texts,
+            reporter,
         })
     }
 }
@@ -461,8 +475,15 @@ mod tests {
             episode: Some(3),
             features: Some(EditFeatures::of("Hi; there!", "Hi, there")),
             texts: Some(("a".into(), "b".into())),
+            reporter: Reporter::Agent,
         };
         assert_eq!(Signal::decode(&s.encode()).unwrap(), s);
+        // A signal written before the reporter byte existed reads as the host's.
+        let host = Signal { reporter: Reporter::Host, ..s.clone() };
+        let new = host.encode();
+        let body = open(&new, KIND, "signal").unwrap();
+        let old = seal(KIND, &body[..body.len() - 1]);
+        assert_eq!(Signal::decode(&old).unwrap(), host);
         assert_eq!(s.local_time(), (15 * 60 + 4, 4));
     }
 

@@ -367,10 +367,13 @@ impl Memory {
 
     #[tool(description = "Record one behaviour signal (the user edited, rejected, deferred or \
         accepted what the agent did). Repeated signals become observations, and observations \
-        the user confirms become rules.",
+        the user confirms become rules. Stored as the agent's report (source `agent`, whatever \
+        the signal says): a rule comes of an agent's signals only when the user confirms it.",
         output_schema = schema(&[("id", "integer")]))]
     fn signal(&self, Parameters(a): Parameters<SignalArgs>) -> Answer {
-        let out = self.with_engine(|e, ns, _| Json(&mut *e).signal(ns, &a.signal.to_string()))?;
+        let out = self.with_engine(|e, ns, _| {
+            e.signal_json_from(ns, &a.signal.to_string(), Reporter::Agent)
+        })?;
         answer(&out, "id", text::id)
     }
 

@@ -104,6 +104,7 @@ impl<S: KvStore> Engine<S> {
                 episode: None,
                 features: None,
                 texts: None,
+                reporter: crate::record::outcome::Reporter::Host,
             };
             batch.put(nsc.key(Table::Signal, &reverse.id.to_be_bytes()), reverse.encode());
             reverse_signal = Some(reverse.id);

@@ -2,8 +2,10 @@
 //!
 //! [`Engine::promote`] turns an observation into an active rule when its confidence is high
 //! or very-high, it implies a clear action, nobody said it is wrong, and either
-//! `Learning::promote_wait_ms` (48 hours by default: `settings::PROMOTE_WAIT_MS`) have passed since it was
-//! created or the user confirmed it (`feedback.rs`). A rule that contradicts an active one
+//! `Learning::promote_wait_ms` (48 hours by default: `settings::PROMOTE_WAIT_MS`) have passed
+//! since it was created and at least `MIN_OCCURRENCES` of its supporting signals came from the
+//! host (not from an agent through MCP, `Signal::reporter`), or the user confirmed it
+//! (`feedback.rs`). A rule that contradicts an active one
 //! (the opposite behaviour under the same condition, or — with an embedder, for a rule a
 //! person wrote — the opposite stance of the rule text, `embed::polarity::stance`, about the
 //! same words) is not activated next to it: the stronger of the two stays active and the
@@ -16,7 +18,8 @@ use crate::engine::learning::rule_merge::{content_words, merging};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::learn::pattern::Pattern;
-use crate::record::{Observation, ObservationStatus, Rule, RuleStatus};
+use crate::record::outcome::Reporter;
+use crate::record::{Observation, ObservationStatus, Rule, RuleStatus, Signal};
 use crate::store::{Batch, KvStore, Namespace, Table};
 
 /// A rule [`Engine::promote`] activated.
@@ -52,6 +55,19 @@ fn strength(o: &Observation) -> (u8, u32, u32) {
 }
 
 impl<S: KvStore> Engine<S> {
+    /// How many of the signals behind `o` the host reported ([`Reporter::Host`]): an agent's
+    /// signals (MCP) never make a rule by the wait alone, only once the user confirms it.
+    fn host_support(&self, ns: &Namespace, o: &Observation) -> usize {
+        o.support
+            .iter()
+            .filter(|id| {
+                let stored = self.store.get(&ns.key(Table::Signal, &id.to_be_bytes()));
+                matches!(stored, Ok(Some(b)) if Signal::decode(&b)
+                    .is_ok_and(|s| s.reporter == Reporter::Host))
+            })
+            .count()
+    }
+
     /// Promotes every observation that qualifies (see the module docs); one batch each.
     pub fn promote(&mut self, ns: &str, now: i64) -> Result<Vec<Promoted>> {
         let nsc = Namespace::new(ns)?;
@@ -65,7 +81,9 @@ impl<S: KvStore> Engine<S> {
                     && o.occurrences >= crate::learn::detect::MIN_OCCURRENCES
                     && o.confidence().promotable()
                     && (o.confirmed_at.is_some()
-                        || now - o.created_at >= self.config.learning.promote_wait_ms)
+                        || now - o.created_at >= self.config.learning.promote_wait_ms
+                            && self.host_support(&nsc, o)
+                                >= crate::learn::detect::MIN_OCCURRENCES as usize)
             })
             .collect();
         ready.sort_by(|a, b| strength(b).cmp(&strength(a)).then(a.id.cmp(&b.id)));

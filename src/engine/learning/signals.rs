@@ -4,6 +4,7 @@
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::learn::input::signal_from_json;
+use crate::record::outcome::Reporter;
 use crate::record::Signal;
 use crate::store::{Batch, KvStore, Namespace, Table};
 
@@ -35,9 +36,20 @@ impl<S: KvStore> Engine<S> {
 
     /// [`Engine::signal`] from its JSON object (`learn::input`); returns `{id}`.
     pub fn signal_json(&mut self, ns: &str, json: &str) -> Result<String> {
+        self.signal_json_from(ns, json, Reporter::Host)
+    }
+
+    /// [`Engine::signal_json`] through a channel: the host's, or an agent's (MCP), whose
+    /// signal is stored with source `agent` whatever it claims and may make an observation but
+    /// no rule without the user's confirmation (`learning::promotion`).
+    pub fn signal_json_from(&mut self, ns: &str, json: &str, reporter: Reporter) -> Result<String> {
         let v: serde_json::Value =
             json.parse().map_err(|e| Error::InvalidInput(format!("signal is not JSON: {e}")))?;
-        let s = signal_from_json(&v, self.config.learning.keep_signal_texts)?;
+        let mut s = signal_from_json(&v, self.config.learning.keep_signal_texts)?;
+        if reporter == Reporter::Agent {
+            s.source = "agent".into();
+            s.reporter = Reporter::Agent;
+        }
         let id = self.signal(ns, s)?;
         Ok(serde_json::json!({ "id": id }).to_string())
     }
