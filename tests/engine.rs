@@ -149,6 +149,13 @@ fn bad_input_is_typed_and_changes_nothing() {
     assert_eq!(e.recall("ana", &Query::new("", 1), 0).unwrap_err().code(), "INVALID_INPUT");
     let bad = e.set_fact("ana", "k", "v", Source::Explicit, 1.5, Policy::AutoInject, None, 0);
     assert_eq!(bad.unwrap_err().code(), "INVALID_INPUT");
+    // An empty value, and a key with a control character in it.
+    for (k, v) in
+        [("k", ""), ("k", " \n "), ("lang\nuage", "Italian"), ("a\tb", "x"), ("\u{7f}", "x")]
+    {
+        let bad = e.set_fact("ana", k, v, Source::Explicit, 0.9, Policy::AutoInject, None, 0);
+        assert_eq!(bad.unwrap_err().code(), "INVALID_INPUT", "{k:?} = {v:?}");
+    }
     assert_eq!(e.set_status("ana", 99, Status::Rejected).unwrap_err().code(), "NOT_FOUND");
     assert_eq!(snapshot(e.store()), before);
     // Vectors from another model are refused, not mixed.

@@ -93,9 +93,9 @@ impl FactInput {
 }
 
 fn check_key(what: &str, key: &str) -> Result<()> {
-    if key.is_empty() || key.len() > 512 || key.contains('\0') {
+    if key.is_empty() || key.len() > 512 || key.chars().any(char::is_control) {
         return Err(Error::InvalidInput(format!(
-            "{what} {key:?} must be 1-512 bytes without NUL characters"
+            "{what} {key:?} must be 1-512 bytes without control characters (NUL, newlines, tabs…)"
         )));
     }
     Ok(())
@@ -152,6 +152,11 @@ impl<S: KvStore> Engine<S> {
         let ns = Namespace::new(ns)?;
         let (key, value) = (f.key.as_str(), f.value.as_str());
         check_key("fact key", key)?;
+        if value.trim().is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "fact {key:?} has an empty value: give one, or roll the fact back or erase it"
+            )));
+        }
         check_confidence(f.confidence)?;
         if f.ttl_ms.is_some_and(|t| t <= 0) {
             return Err(Error::InvalidInput("ttl must be positive (milliseconds)".into()));

@@ -196,7 +196,9 @@ pub fn run(g: &Globals, cmd: &Learn, calls: &mut dyn Calls) -> Result<(), String
         Learn::Signals { file } => {
             let body =
                 std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
-            calls.signals(ns, &body).map_err(|e| format!("{}: {e}", file.display()))?
+            // A UTF-8 byte order mark is not part of the first line's JSON.
+            let body = body.strip_prefix('\u{feff}').unwrap_or(&body);
+            calls.signals(ns, body).map_err(|e| format!("{}: {e}", file.display()))?
         }
         Learn::Nightly { budget } => calls.nightly(ns, now, *budget)?,
         Learn::Maintain { force, budget } => calls.maintain(ns, *force, *budget)?,

@@ -302,10 +302,12 @@ pub fn ingest(g: &Globals, a: &args::Ingest) -> Result<(), String> {
     for (n, line) in BufReader::new(file).lines().enumerate() {
         let at = format!("{path} line {}", n + 1);
         let line = line.map_err(|e| format!("{at}: {e}"))?;
+        // A UTF-8 byte order mark (editors on Windows write one) is not part of the JSON.
+        let line = if n == 0 { line.trim_start_matches('\u{feff}') } else { &line };
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(&line).map_err(|e| format!("{at}: not JSON: {e}"))?;
+        let v: Value = line.parse().map_err(|e| format!("{at}: not JSON: {e}"))?;
         let e = episode_from_json(&v).map_err(|e| format!("{at}: {e}"))?;
         episodes.push(e);
     }

@@ -487,3 +487,23 @@ fn a_flipped_bit_in_the_last_record_is_reported_never_cut() {
     let after = std::fs::read(&log).unwrap();
     assert!(after.starts_with(&bytes), "the damaged record is still in the log");
 }
+
+/// A file that starts with a UTF-8 byte order mark reads as the same file without it.
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let d = dir("bom");
+    let store = d.to_str().unwrap();
+    let run = runner(store);
+    let episodes = d.join("bom.jsonl");
+    std::fs::write(
+        &episodes,
+        "\u{feff}{\"ts\":\"2024-11-01T10:00:00Z\",\"text\":\"Paid INV-9\"}\n",
+    )
+    .unwrap();
+    run(&["ingest", episodes.to_str().unwrap()]);
+    assert!(run(&["recall", "INV-9"]).contains("Paid INV-9"));
+    let signals = d.join("bom-signals.jsonl");
+    let line = r#"{"ts":"2024-03-04T09:00:00Z","kind":"edited","agent":"email","before":"a; b","after":"a, b"}"#;
+    std::fs::write(&signals, format!("\u{feff}{line}\n")).unwrap();
+    run(&["signals", signals.to_str().unwrap()]);
+}
