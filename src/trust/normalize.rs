@@ -75,6 +75,26 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
+/// The words a search for a name compares (erasure of a subject): [`words`] without the colon
+/// words. "Zebulon  Quartz’s", "«ZEBULON QUARTZ»", "Zébulon\u{a0}Quartz" and
+/// "Zebu\u{200b}lon Quartz" all hold the words `zebulon quartz`; "l’Émile" holds `l emile`.
+pub fn search_words(text: &str) -> Vec<String> {
+    let mut w = words(text);
+    w.retain(|x| x != ":");
+    w
+}
+
+/// [`search_words`] with each invisible character read as a space: a zero-width space may
+/// stand between two words ("Zebulon\u{200b}Quartz") as well as inside one.
+pub fn search_words_spaced(text: &str) -> Vec<String> {
+    search_words(&text.chars().map(|c| if invisible(c) { ' ' } else { c }).collect::<String>())
+}
+
+/// Whether `text` holds an invisible character (step 1 of the module docs).
+pub fn has_invisible(text: &str) -> bool {
+    text.chars().any(invisible)
+}
+
 /// Lower case, compatibility-decomposed, without combining marks: "Café" and "cafe" fold alike.
 pub fn fold(word: &str) -> String {
     // ASCII is its own NFKD form: the common case skips decomposition.

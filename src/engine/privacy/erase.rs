@@ -3,10 +3,16 @@
 //! bytes vacuumed, then checked by a scan, with a receipt.
 //!
 //! **What a subject covers.** A subject is a name or an identifier (a contact, an entity, an
-//! email address). A record mentions it when the subject occurs in its key or its stored bytes
-//! as a whole word — ASCII letters compared without case, and the subject also tried in lower,
-//! upper and title case; a word boundary is any byte that is not an ASCII letter or digit and
-//! not part of a multi-byte character. Every mentioning record is deleted: episodes (with
+//! email address). A record mentions it when the subject's words occur, one after the other,
+//! among the words of its key or its stored bytes, both read the way the poisoning detectors
+//! read text (`trust::normalize::search_words`): invisible characters (zero-width spaces and
+//! joiners, soft hyphens, bidirectional controls) removed, compatibility forms decomposed
+//! (NFKC/NFKD: full-width letters, ligatures), diacritics dropped (René = Rene), case folded,
+//! Cyrillic and Greek look-alikes read as the Latin letter they imitate, and the text cut into
+//! words at every character that is not a letter or digit — so any run of spaces (NBSP
+//! included), line breaks, quotes of any kind (« » „ “ ”), dashes and other punctuation
+//! separates words alike, and a possessive or elided form ("Quartz’s", "l’Émile",
+//! "d’Artagnan") holds the name as a word of its own. Every mentioning record is deleted: episodes (with
 //! their vectors and snapshot markers), facts and fact versions, triples, rules, signals,
 //! observations (with their vectors), retrievals (with their outcomes), the learning state.
 //! What derives from a deleted record is rebuilt without it: a signal tied to an erased
@@ -54,6 +60,7 @@ use crate::record::outcome::{decode_weights, encode_weights, Retrieval};
 use crate::record::{Episode, Observation, Signal};
 use crate::store::scan::scan_all;
 use crate::store::{Batch, KvStore, Namespace, Table};
+use crate::trust::normalize::{has_invisible, search_words, search_words_spaced};
 
 /// What to erase.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,7 +92,7 @@ pub struct Verification {
     pub records_scanned: usize,
     /// Their bytes (keys and values).
     pub bytes_scanned: u64,
-    /// Strings searched for: the subject's forms and the erased episodes' texts.
+    /// What was searched for: the subject (1, its words in order) and the erased episodes' texts.
     pub needles: usize,
     /// Occurrences of any of them found (0 when the erasure is complete).
     pub occurrences: usize,
@@ -125,51 +132,46 @@ impl Receipt {
     }
 }
 
-/// The forms of a subject searched for, ASCII-lowercased, without repeats.
-fn subject_needles(subject: &str) -> Vec<Vec<u8>> {
-    let mut title = String::new();
-    let mut first = true;
-    for c in subject.chars() {
-        if first {
-            title.extend(c.to_uppercase());
+/// A subject's words, and how often they occur in stored bytes (module docs).
+#[derive(Default)]
+pub(crate) struct SubjectWords(Vec<String>);
+
+impl SubjectWords {
+    pub(crate) fn new(subject: &str) -> Self {
+        SubjectWords(search_words(subject))
+    }
+
+    /// Occurrences of the subject's words, in order, among the words of `bytes` (read as
+    /// UTF-8, lossily: the bytes of a record's other fields only separate words).
+    pub(crate) fn occurrences(&self, bytes: &[u8]) -> usize {
+        let Some(first) = self.0.first() else { return 0 };
+        // Plain ASCII folds to its lower case alone: no occurrence without the first word's
+        // bytes in it, whatever the case (the cheap test most records fail).
+        if bytes.is_ascii()
+            && (first.len() > bytes.len()
+                || !bytes.windows(first.len()).any(|w| w.eq_ignore_ascii_case(first.as_bytes())))
+        {
+            return 0;
+        }
+        let text = String::from_utf8_lossy(bytes);
+        let count = |words: Vec<String>| {
+            words.windows(self.0.len()).filter(|w| *w == self.0.as_slice()).count()
+        };
+        let n = count(search_words(&text));
+        if has_invisible(&text) {
+            n.max(count(search_words_spaced(&text)))
         } else {
-            title.push(c);
-        }
-        first = !c.is_alphanumeric();
-    }
-    let mut out: Vec<Vec<u8>> = Vec::new();
-    for form in [subject.to_string(), subject.to_lowercase(), subject.to_uppercase(), title] {
-        let b = form.into_bytes().to_ascii_lowercase();
-        if !b.is_empty() && !out.contains(&b) {
-            out.push(b);
+            n
         }
     }
-    out
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 fn word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b >= 0x80
-}
-
-/// Whole-word occurrences of `needle` (ASCII-lowercased) in `hay`, ASCII case ignored.
-pub(crate) fn occurrences(hay: &[u8], needle: &[u8]) -> usize {
-    let n = needle.len();
-    if n == 0 || hay.len() < n {
-        return 0;
-    }
-    let (first, last) = (needle[0], needle[n - 1]);
-    let mut count = 0;
-    for i in 0..=hay.len() - n {
-        if hay[i].to_ascii_lowercase() != first || hay[i + n - 1].to_ascii_lowercase() != last {
-            continue;
-        }
-        let before = i == 0 || !word_byte(hay[i - 1]) || !word_byte(first);
-        let after = i + n == hay.len() || !word_byte(hay[i + n]) || !word_byte(last);
-        if before && after && hay[i..i + n].eq_ignore_ascii_case(needle) {
-            count += 1;
-        }
-    }
-    count
 }
 
 /// The erased episodes' texts, searched for all at once: every text is indexed by its first
@@ -223,8 +225,8 @@ impl Texts {
     }
 }
 
-fn mentions(needles: &[Vec<u8>], key: &[u8], value: &[u8]) -> bool {
-    needles.iter().any(|n| occurrences(key, n) > 0 || occurrences(value, n) > 0)
+fn mentions(subject: &SubjectWords, key: &[u8], value: &[u8]) -> bool {
+    !subject.is_empty() && (subject.occurrences(key) > 0 || subject.occurrences(value) > 0)
 }
 
 fn hash(ns: &str, subject: &str) -> String {
@@ -443,8 +445,8 @@ impl<S: KvStore> Engine<S> {
         self.namespaces.remove(nsc.as_str());
         self.vacuum_after_erasure()?;
         let needles = match what {
-            Erasure::Subject(s) => subject_needles(s.trim()),
-            _ => Vec::new(),
+            Erasure::Subject(s) => SubjectWords::new(s),
+            _ => SubjectWords::default(),
         };
         let gone: &[u64] = if plan.kept { &[] } else { &plan.episodes };
         let verification = self.verify(nsc, &needles, &Texts::new(plan.texts), gone)?;
@@ -472,8 +474,8 @@ impl<S: KvStore> Engine<S> {
     /// Decides every deletion and rewrite of a subject or episode erasure.
     pub(super) fn plan(&self, ns: &Namespace, what: &Erasure) -> Result<Plan> {
         let needles = match what {
-            Erasure::Subject(s) => subject_needles(s.trim()),
-            _ => Vec::new(),
+            Erasure::Subject(s) => SubjectWords::new(s),
+            _ => SubjectWords::default(),
         };
         let mut p = Plan::default();
         let mut deleted_retrievals: Vec<Vec<u8>> = Vec::new();
@@ -644,14 +646,14 @@ impl<S: KvStore> Engine<S> {
     fn verify(
         &self,
         ns: &Namespace,
-        needles: &[Vec<u8>],
+        needles: &SubjectWords,
         texts: &Texts,
         episodes: &[u64],
     ) -> Result<Verification> {
         let mut v = Verification {
             records_scanned: 0,
             bytes_scanned: 0,
-            needles: needles.len() + texts.len(),
+            needles: usize::from(!needles.is_empty()) + texts.len(),
             occurrences: 0,
             leftover_keys: 0,
         };
@@ -681,8 +683,7 @@ impl<S: KvStore> Engine<S> {
                 matches!(table, Some(Table::Vector | Table::ObservationVector | Table::Snapshot));
             let value: &[u8] = if binary { &[] } else { val };
             v.occurrences +=
-                needles.iter().map(|n| occurrences(k, n) + occurrences(value, n)).sum::<usize>()
-                    + texts.occurrences(value);
+                needles.occurrences(k) + needles.occurrences(value) + texts.occurrences(value);
             Ok(())
         })?;
         Ok(v)
@@ -694,14 +695,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn whole_words_any_ascii_case() {
-        let n = subject_needles("Marco Rossi");
-        assert!(n.contains(&b"marco rossi".to_vec()));
-        assert_eq!(occurrences(b"to MARCO ROSSI, and marco rossi.", &n[0]), 2);
-        assert_eq!(occurrences(b"marco rossini", &n[0]), 0);
-        assert_eq!(occurrences(b"Ana and banana", b"ana"), 1);
-        assert_eq!(occurrences("Anaïs".as_bytes(), b"ana"), 0, "a letter follows");
-        assert_eq!(occurrences(b"ana@x.io", b"ana@x.io"), 1);
+    fn a_subject_is_found_however_it_is_written() {
+        let n = SubjectWords::new("Zebulon Quartz");
+        for (text, want) in [
+            ("Call Zebulon Quartz’s office about «Zebulon Quartz» invoice", 2),
+            ("Zebulon  Quartz (two spaces) phoned", 1),
+            ("ZEBULON\u{a0}QUARTZ; zebulon\nquartz; Zebulon\u{2009}–\u{2009}Quartz", 3),
+            ("Zebu\u{200b}lon Quartz and Ｚｅｂｕｌｏｎ Ｑｕａｒｔｚ", 2),
+            ("Zebulon\u{200b}Quartz", 1),
+            ("Zébulon Quärtz, „Zebulon Quartz“", 2),
+            ("Zebulon Quartzite and Quartz Zebulon", 0),
+        ] {
+            assert_eq!(n.occurrences(text.as_bytes()), want, "{text}");
+        }
+        assert_eq!(SubjectWords::new("René").occurrences("rene's desk, l’René".as_bytes()), 2);
+        assert_eq!(SubjectWords::new("Émile").occurrences("d’Émile et l'emile".as_bytes()), 2);
+        assert_eq!(SubjectWords::new("Ana").occurrences("Ana and banana; Anaïs".as_bytes()), 1);
+        assert_eq!(SubjectWords::new("ana@x.io").occurrences(b"mail ana@x.io now"), 1);
         let texts = Texts::new(vec![
             b"paid the invoice of march".to_vec(),
             b"deploy failed again today".to_vec(),
@@ -711,7 +721,5 @@ mod tests {
             2
         );
         assert_eq!(texts.occurrences(b"unpaid the invoice of march"), 0, "a letter before it");
-        let m = subject_needles("émile");
-        assert!(m.iter().any(|x| x == "Émile".as_bytes()), "title case of a non-ASCII letter");
     }
 }
