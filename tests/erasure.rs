@@ -472,18 +472,77 @@ fn a_subject_is_erased_however_it_is_spelled() {
         .unwrap();
     }
     e.remember("ana", Episode::new("Marker9999x: call Rene Mullerova today", T0), None).unwrap();
-    let r = e.erase("ana", &Erasure::Subject("René Müller".into()), T0 + DAY).unwrap();
+    // The subject is in nearly every episode here: the safety catch is lifted on purpose.
+    let force = mnemo::engine::EraseOptions { force: true, ..Default::default() };
+    let r = e.erase_with("ana", &Erasure::Subject("René Müller".into()), &force, T0 + DAY).unwrap();
     assert!(r.verified(), "{r:?}");
     assert_eq!(r.episode_ids.len(), spellings.len(), "every spelling found");
     drop(e);
     let log = std::fs::read(dir.join("mnemo.log")).unwrap();
-    for i in 0..spellings.len() {
+    for (i, spelling) in spellings.iter().enumerate() {
         let marker = format!("Marker{i:04}x");
         assert!(
             !log.windows(marker.len()).any(|w| w == marker.as_bytes()),
-            "{:?} is still in the log",
-            spellings[i]
+            "{spelling:?} is still in the log"
         );
     }
     assert!(log.windows(11).any(|w| w == b"Marker9999x"), "another person is not erased");
+}
+
+/// The safety catch and the preview: short or common subjects refused, a subject in more
+/// than half of the episodes refused unless forced, a dry run that changes nothing, and
+/// linked identifiers erased with the subject.
+#[test]
+fn erasure_has_a_safety_catch_a_preview_and_linked_identifiers() {
+    use mnemo::engine::EraseOptions;
+    let mut e = engine(MemoryStore::new());
+    for i in 0..52 {
+        let text = match i {
+            0 => "Zebulon Quartz asked to move the meeting".to_string(),
+            1 => "Write to zq@quartz.example about the invoice".to_string(),
+            2 => "Quartz billing: the refund goes to the account on file".to_string(),
+            _ => format!("Sent episode {i} to the team"),
+        };
+        e.remember("ana", Episode::new(text, T0 + i), None).unwrap();
+    }
+    // An identifier kept unmasked as a sensitive fact.
+    let iban = FactInput {
+        policy: mnemo::record::Policy::Sensitive,
+        ..FactInput::new("billing.iban", "IT60X0542811101000000123456")
+    };
+    e.write_fact("ana", &iban, T0).unwrap();
+    let before = e.store().scan(b"", None, usize::MAX).unwrap();
+    let subject = |s: &str| Erasure::Subject(s.into());
+    let refused = |e: &mut Engine<MemoryStore>, s: &str, o: &EraseOptions| {
+        e.erase_with("ana", &subject(s), o, T0 + DAY).unwrap_err()
+    };
+    let none = EraseOptions::default();
+    for s in ["to", "Al", "the", "Della"] {
+        assert_eq!(refused(&mut e, s, &none).code(), "INVALID_INPUT", "{s}");
+    }
+    let err = refused(&mut e, "episode", &none);
+    assert!(err.to_string().contains("49 of the namespace's 52"), "{err}");
+    let also_short = EraseOptions { also: vec!["zq".into()], ..none.clone() };
+    assert_eq!(refused(&mut e, "Zebulon Quartz", &also_short).code(), "INVALID_INPUT");
+    assert_eq!(e.store().scan(b"", None, usize::MAX).unwrap(), before, "refusals change nothing");
+
+    let preview = EraseOptions { dry_run: true, ..none.clone() };
+    let r = e.erase_with("ana", &subject("episode"), &preview, T0 + DAY).unwrap();
+    assert!(r.dry_run && !r.vacuumed);
+    assert_eq!(r.episode_ids.len(), 49);
+    assert!(r.layers.iter().any(|l| l.layer == "episodes" && l.deleted == 49), "{r:?}");
+    assert_eq!(e.store().scan(b"", None, usize::MAX).unwrap(), before, "a dry run changes nothing");
+
+    let linked = EraseOptions {
+        also: vec!["zq@quartz.example".into(), "IT60X0542811101000000123456".into()],
+        ..none.clone()
+    };
+    let r = e.erase_with("ana", &subject("Zebulon Quartz"), &linked, T0 + DAY).unwrap();
+    assert!(r.verified() && !r.dry_run, "{r:?}");
+    assert_eq!(r.episode_ids.len(), 2, "the subject's and its address's episodes");
+    assert!(r.layers.iter().any(|l| l.layer == "facts" && l.deleted >= 1), "the IBAN: {r:?}");
+    assert!(e.fact("ana", "billing.iban", T0 + DAY, true).unwrap().is_none());
+    let forced = EraseOptions { force: true, ..none };
+    let r = e.erase_with("ana", &subject("episode"), &forced, T0 + DAY).unwrap();
+    assert_eq!(r.episode_ids.len(), 49);
 }

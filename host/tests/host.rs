@@ -137,7 +137,7 @@ fn privacy(store: &[&str]) {
     let receipt: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(receipt["verification"]["occurrences"], 0, "{receipt}");
     assert_eq!(receipt["episodeIds"].as_array().unwrap().len(), 1, "{receipt}");
-    let (ok, out, err) = host_in(store, "restored", &["forget"]);
+    let (ok, out, err) = host_in(store, "restored", &["forget", "--all"]);
     assert!(ok && out.contains("\"scope\":\"namespace\""), "{out}{err}");
     let path = Path::new(store[1]);
     let files: Vec<PathBuf> = if path.is_dir() {

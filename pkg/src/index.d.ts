@@ -205,11 +205,21 @@ export interface Recall {
 
 export type Source = "explicit" | "admin" | "implicit";
 
-/** What to erase: the whole namespace, every record naming a subject, or one episode. */
+/** What to erase: the whole namespace, every record naming a subject (however it is written:
+ * case, accents, spaces, quotes, possessives), or one episode. `dryRun` returns the receipt of
+ * what would go and changes nothing. A subject with fewer than 3 letters or made of common
+ * words is refused, and one found in more than half of the episodes unless `force`. */
 export type Erasure =
-  | { scope: "namespace" }
-  | { scope: "subject"; subject: string }
-  | { scope: "episode"; id: number };
+  | { scope: "namespace"; dryRun?: boolean }
+  | {
+      scope: "subject";
+      subject: string;
+      /** Linked identifiers (an email address, an IBAN…) erased with the subject. */
+      also?: string[];
+      force?: boolean;
+      dryRun?: boolean;
+    }
+  | { scope: "episode"; id: number; dryRun?: boolean };
 
 /** Proof of an erasure: what went per layer, and what the scan afterwards found. */
 export interface ErasureReceipt {
@@ -223,6 +233,8 @@ export interface ErasureReceipt {
   episodeIds: number[];
   /** True when the storage rewrote its bytes (log adapters, memory); false when it only deleted keys. */
   vacuumed: boolean;
+  /** A dry run: what would go; nothing changed. */
+  dryRun: boolean;
   /** What the storage did with the erased bytes. */
   storage: string;
   verification: { recordsScanned: number; bytesScanned: number; needles: number; occurrences: number; leftoverKeys: number };

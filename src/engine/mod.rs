@@ -42,6 +42,7 @@ pub use persist::snapshot::Opened;
 pub use policy::{Decision, SecretAction, WritePolicy};
 pub use privacy::correct::Correction;
 pub use privacy::erase::{Erasure, Layer, Receipt, Verification};
+pub use privacy::erase_options::EraseOptions;
 pub use privacy::export::{ExportOptions, Moved};
 pub use retrieve::filter::Filter;
 pub use retrieve::recall::{Hit, Query, Recall};

@@ -464,7 +464,8 @@ impl Memory {
         started with --allow-destructive.",
         output_schema = schema(&[("scope", "string"), ("layers", "array"), ("verification", "object")]))]
     fn forget(&self, Parameters(a): Parameters<ForgetArgs>) -> Answer {
-        let what = json!({"scope": a.scope, "subject": a.subject, "id": a.id});
+        let what = json!({"scope": a.scope, "subject": a.subject, "id": a.id, "also": a.also,
+            "force": a.force, "dryRun": a.dry_run});
         let out = self.with_engine(|e, ns, now| Json(&mut *e).erase(ns, &what.to_string(), now))?;
         answer(&out, "receipt", text::receipt)
     }

@@ -145,6 +145,15 @@ pub(crate) struct ForgetArgs {
     /// The episode's id, for scope episode.
     #[serde(default)]
     pub(crate) id: Option<u64>,
+    /// Linked identifiers erased with the subject (an email address, an IBAN…).
+    #[serde(default)]
+    pub(crate) also: Vec<String>,
+    /// Erase a subject even when it is in more than half of the episodes.
+    #[serde(default)]
+    pub(crate) force: bool,
+    /// Return the receipt of what would go, and change nothing.
+    #[serde(default, rename = "dryRun")]
+    pub(crate) dry_run: bool,
 }
 
 #[derive(Deserialize, JsonSchema)]

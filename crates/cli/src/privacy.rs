@@ -53,12 +53,27 @@ pub enum Privacy {
     /// Erase the whole namespace (--ns), one subject in it (--subject), or one memory (--id):
     /// every layer, vacuumed, verified; prints the receipt as JSON
     Forget {
-        /// Every record that names this person, contact or identifier
-        #[arg(long, value_name = "NAME", conflicts_with = "id")]
+        /// Every record that names this person, contact or identifier, however it is written
+        /// (case, accents, spaces, quotes, possessives)
+        #[arg(long, value_name = "NAME", conflicts_with_all = ["id", "all"])]
         subject: Option<String>,
+        /// A linked identifier erased with the subject (an email address, an IBAN…);
+        /// repeatable
+        #[arg(long, value_name = "VALUE", requires = "subject")]
+        also: Vec<String>,
         /// One episode and what derives from it
-        #[arg(long)]
+        #[arg(long, conflicts_with = "all")]
         id: Option<u64>,
+        /// Everything held for this namespace (the user)
+        #[arg(long)]
+        all: bool,
+        /// Print the receipt of what would go (counts per layer, episode ids) and change
+        /// nothing
+        #[arg(long, conflicts_with = "queue")]
+        dry_run: bool,
+        /// Erase a subject even when it is in more than half of the episodes
+        #[arg(long, requires = "subject")]
+        force: bool,
         /// Queue the request for the nightly job instead of erasing now
         #[arg(long)]
         queue: bool,
@@ -154,11 +169,19 @@ fn write_file(
 pub fn run(g: &Globals, c: &Privacy, calls: &mut dyn Calls) -> Result<(), String> {
     let (ns, now) = (&g.ns, g.now());
     match c {
-        Privacy::Forget { subject, id, queue } => {
-            let what = match (subject, id) {
-                (Some(s), _) => json!({"scope": "subject", "subject": s}),
-                (_, Some(id)) => json!({"scope": "episode", "id": id}),
-                _ => json!({"scope": "namespace"}),
+        Privacy::Forget { subject, also, id, all, dry_run, force, queue } => {
+            let what = match (subject, id, all) {
+                (Some(s), _, _) => {
+                    json!({"scope": "subject", "subject": s, "also": also, "force": force,
+                        "dryRun": dry_run})
+                }
+                (_, Some(id), _) => json!({"scope": "episode", "id": id, "dryRun": dry_run}),
+                (_, _, true) => json!({"scope": "namespace", "dryRun": dry_run}),
+                _ => {
+                    return Err("say what to forget: --subject NAME, --id ID, or --all for \
+                                everything held for this namespace"
+                        .into())
+                }
             }
             .to_string();
             let out = if *queue {

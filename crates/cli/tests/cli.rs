@@ -364,7 +364,7 @@ fn privacy_commands_export_import_and_forget_with_a_receipt() {
     assert!(ok && one_json(&out)["id"] == 1, "{out}");
     let (ok, out, _) = run("copy", &["nightly", "--json"]);
     assert!(ok && one_json(&out)["erasures"].as_array().unwrap().len() == 1, "{out}");
-    let (ok, out, _) = run("copy", &["forget"]);
+    let (ok, out, _) = run("copy", &["forget", "--all"]);
     assert!(ok && one_json(&out)["scope"] == "namespace", "{out}");
     let log = std::fs::read(d.join("store/mnemo.log")).unwrap();
     assert!(!log.windows(5).any(|w| w == b"Marco"), "no byte of the person left in the log");
@@ -506,4 +506,33 @@ fn a_byte_order_mark_is_skipped() {
     let line = r#"{"ts":"2024-03-04T09:00:00Z","kind":"edited","agent":"email","before":"a; b","after":"a, b"}"#;
     std::fs::write(&signals, format!("\u{feff}{line}\n")).unwrap();
     run(&["signals", signals.to_str().unwrap()]);
+}
+
+/// `forget` needs to be told what: no argument is refused (the namespace needs `--all`), a
+/// common word is refused, `--dry-run` changes nothing, and a subject is found in its
+/// typographic spellings.
+#[test]
+fn forget_has_a_safety_catch_and_a_preview() {
+    let d = dir("forget-catch");
+    let store = d.to_str().unwrap();
+    let run = runner(store);
+    run(&["remember", "Call Zebulon Quartz’s office about «Zebulon Quartz» invoice"]);
+    run(&["remember", "Zebulon  Quartz (two spaces) phoned"]);
+    for other in ["Lunch with the team", "Paid the rent", "Booked the train to Turin"] {
+        run(&["remember", other]);
+    }
+    let log = d.join("mnemo.log");
+    let before = std::fs::read(&log).unwrap();
+    let (ok, _, err) = mnemo(&["--store", store, "forget"]);
+    assert!(!ok && err.contains("--all"), "{err}");
+    let (ok, _, err) = mnemo(&["--store", store, "forget", "--subject", "to"]);
+    assert!(!ok && (err.contains("fewer than 3") || err.contains("common word")), "{err}");
+    let preview = one_json(&run(&["forget", "--subject", "Zebulon Quartz", "--dry-run"]));
+    assert_eq!(preview["dryRun"], true, "{preview}");
+    assert_eq!(preview["episodeIds"].as_array().unwrap().len(), 2, "{preview}");
+    assert_eq!(std::fs::read(&log).unwrap(), before, "refusals and a dry run change nothing");
+    let receipt = one_json(&run(&["forget", "--subject", "Zebulon Quartz"]));
+    assert_eq!(receipt["episodeIds"].as_array().unwrap().len(), 2, "{receipt}");
+    let log = std::fs::read(&log).unwrap();
+    assert!(!log.windows(7).any(|w| w == b"Zebulon"), "no spelling left in the log");
 }

@@ -5,16 +5,17 @@ use std::ops::{Deref, DerefMut};
 use mnemo::Engine;
 use serde_json::json;
 
-use mnemo::engine::{Erasure, ExportOptions};
+use mnemo::engine::{EraseOptions, Erasure, ExportOptions};
 
 use crate::{out, out_tree, Json};
 use mnemo::error::{Error, Result};
 use mnemo::store::KvStore;
 
-fn what(json: &str) -> Result<Erasure> {
+/// An erasure and its options from `{scope, subject?, id?, also?, force?, dryRun?}`.
+fn what(json: &str) -> Result<(Erasure, EraseOptions)> {
     let v: serde_json::Value =
         json.parse().map_err(|e| Error::InvalidInput(format!("erasure is not JSON: {e}")))?;
-    Erasure::from_json(&v)
+    Ok((Erasure::from_json(&v)?, EraseOptions::from_json(&v)?))
 }
 
 impl<S: KvStore, R: Deref<Target = Engine<S>>> Json<R> {
@@ -43,10 +44,11 @@ impl<S: KvStore, R: Deref<Target = Engine<S>>> Json<R> {
 }
 
 impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
-    /// [`Engine::erase`] from `{scope: "namespace" | "subject" | "episode", subject?, id?}`;
-    /// returns the receipt.
+    /// [`Engine::erase_with`] from `{scope: "namespace" | "subject" | "episode", subject?,
+    /// id?, also?: [names or identifiers], force?, dryRun?}`; returns the receipt.
     pub fn erase(&mut self, ns: &str, erasure: &str, now: i64) -> Result<String> {
-        out(self.0.erase(ns, &what(erasure)?, now)?)
+        let (what, options) = what(erasure)?;
+        out(self.0.erase_with(ns, &what, &options, now)?)
     }
 
     /// [`Engine::correct`] from `{text, verdict?, vector?}`; returns the receipt.
@@ -67,7 +69,8 @@ impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
 
     /// [`Engine::request_erasure`] from the same JSON; returns `{id}`.
     pub fn request_erasure(&mut self, ns: &str, erasure: &str, now: i64) -> Result<String> {
-        out_tree(json!({"id": self.0.request_erasure(ns, &what(erasure)?, now)?}))
+        let (what, options) = what(erasure)?;
+        out_tree(json!({"id": self.0.request_erasure_with(ns, &what, &options, now)?}))
     }
 
     /// [`Engine::import_encrypted`]; returns `{records, bytes}`.

@@ -93,7 +93,7 @@ impl<S: KvStore> Engine<S> {
                 layer.deleted = 0;
             }
         }
-        self.commit(&nsc, "correction", Some(id.to_string()), plan, &Erasure::Episode(id), now)
+        self.commit(&nsc, "correction", Some(id.to_string()), plan, now)
     }
 }
 

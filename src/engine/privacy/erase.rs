@@ -54,6 +54,7 @@
 
 use sha2::{Digest, Sha256};
 
+use super::erase_options::{check_share, check_subject, EraseOptions};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::record::outcome::{decode_weights, encode_weights, Retrieval};
@@ -121,6 +122,8 @@ pub struct Receipt {
     pub episode_ids: Vec<u64>,
     /// The backend's vacuum ran (deleted bytes rewritten away where the backend can).
     pub vacuumed: bool,
+    /// A dry run: what would go, nothing changed (`privacy::erase_options`).
+    pub dry_run: bool,
     /// The scan after the erasure.
     pub verification: Verification,
 }
@@ -134,17 +137,23 @@ impl Receipt {
 
 /// A subject's words, and how often they occur in stored bytes (module docs).
 #[derive(Default)]
-pub(crate) struct SubjectWords(Vec<String>);
+pub(crate) struct SubjectWords(Vec<Vec<String>>);
 
 impl SubjectWords {
-    pub(crate) fn new(subject: &str) -> Self {
-        SubjectWords(search_words(subject))
+    /// The subject and the linked identifiers erased with it.
+    pub(crate) fn new<'a>(subjects: impl IntoIterator<Item = &'a str>) -> Self {
+        SubjectWords(subjects.into_iter().map(search_words).filter(|w| !w.is_empty()).collect())
     }
 
-    /// Occurrences of the subject's words, in order, among the words of `bytes` (read as
-    /// UTF-8, lossily: the bytes of a record's other fields only separate words).
+    /// Occurrences of any subject among the words of `bytes`.
     pub(crate) fn occurrences(&self, bytes: &[u8]) -> usize {
-        let Some(first) = self.0.first() else { return 0 };
+        self.0.iter().map(|s| Self::count(s, bytes)).sum()
+    }
+
+    /// Occurrences of one subject's words, in order, among the words of `bytes` (read as
+    /// UTF-8, lossily: the bytes of a record's other fields only separate words).
+    fn count(subject: &[String], bytes: &[u8]) -> usize {
+        let Some(first) = subject.first() else { return 0 };
         // Plain ASCII folds to its lower case alone: no occurrence without the first word's
         // bytes in it, whatever the case (the cheap test most records fail).
         if bytes.is_ascii()
@@ -154,9 +163,8 @@ impl SubjectWords {
             return 0;
         }
         let text = String::from_utf8_lossy(bytes);
-        let count = |words: Vec<String>| {
-            words.windows(self.0.len()).filter(|w| *w == self.0.as_slice()).count()
-        };
+        let count =
+            |words: Vec<String>| words.windows(subject.len()).filter(|w| *w == subject).count();
         let n = count(search_words(&text));
         if has_invisible(&text) {
             n.max(count(search_words_spaced(&text)))
@@ -167,6 +175,10 @@ impl SubjectWords {
 
     fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
     }
 }
 
@@ -280,6 +292,10 @@ pub(super) struct Plan {
     pub rules_gone: Vec<u64>,
     /// Lesson observations deleted with their rule: (rule, the episodes it was built from).
     pub unrepresent: Vec<(u64, Vec<u64>)>,
+    /// What the scans search for: the subject and the identifiers erased with it.
+    words: SubjectWords,
+    /// Episodes the namespace holds (erased or not).
+    total_episodes: usize,
 }
 
 /// Erased texts shorter than this are not searched for afterwards: a short text ("ok",
@@ -295,8 +311,19 @@ impl Erasure {
         }
     }
 
-    /// Reads `{scope: "namespace" | "subject" | "episode", subject?, id?}`.
+    /// Reads `{scope: "namespace" | "subject" | "episode", subject?, id?}` (and the
+    /// options `also`, `force`, `dryRun`: [`EraseOptions::from_json`]); other fields are
+    /// refused.
     pub fn from_json(v: &serde_json::Value) -> Result<Self> {
+        const FIELDS: &[&str] = &["scope", "subject", "id", "also", "force", "dryRun"];
+        if let Some(o) = v.as_object() {
+            if let Some(k) = o.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+                return Err(Error::InvalidInput(format!(
+                    "an erasure has no field \"{k}\" (it takes {})",
+                    FIELDS.join(", ")
+                )));
+            }
+        }
         match v.get("scope").and_then(|s| s.as_str()) {
             Some("namespace") => Ok(Erasure::Namespace),
             Some("subject") => match v.get("subject").and_then(|s| s.as_str()) {
@@ -332,27 +359,81 @@ pub(crate) fn finish_vacuum(store: &mut impl KvStore) -> Result<()> {
     Ok(())
 }
 
+/// The options' own rules (`privacy::erase_options`): `also` only with a subject; every
+/// subject and identifier long and rare enough to name someone.
+fn check_options(what: &Erasure, options: &EraseOptions) -> Result<()> {
+    match what {
+        Erasure::Subject(s) => {
+            check_subject(s)?;
+            options.also.iter().try_for_each(|a| check_subject(a))
+        }
+        _ if !options.also.is_empty() => Err(Error::InvalidInput(
+            "\"also\" goes with a subject erasure: it names what is erased with the subject".into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The receipt of a planned erasure that was not carried out.
+fn dry_run(
+    nsc: &Namespace,
+    scope: &'static str,
+    subject: Option<String>,
+    plan: Plan,
+    now: i64,
+) -> Receipt {
+    Receipt {
+        format: "mnemo-erasure/1",
+        namespace: nsc.as_str().to_string(),
+        scope,
+        subject_sha256: subject.map(|s| hash(nsc.as_str(), &s)),
+        erased_at: now,
+        layers: plan.tally.0,
+        episode_ids: plan.episodes,
+        vacuumed: false,
+        dry_run: true,
+        verification: Verification {
+            records_scanned: 0,
+            bytes_scanned: 0,
+            needles: 0,
+            occurrences: 0,
+            leftover_keys: 0,
+        },
+    }
+}
+
 impl<S: KvStore> Engine<S> {
     /// Queues an erasure for the nightly job (its last step); returns the request's id.
     /// The request itself names the subject until it is carried out (then it is erased too).
     pub fn request_erasure(&mut self, ns: &str, what: &Erasure, now: i64) -> Result<u64> {
+        self.request_erasure_with(ns, what, &EraseOptions::default(), now)
+    }
+
+    /// [`Engine::request_erasure`] with options (`also`, `force`; a dry run is not queued).
+    pub fn request_erasure_with(
+        &mut self,
+        ns: &str,
+        what: &Erasure,
+        options: &EraseOptions,
+        now: i64,
+    ) -> Result<u64> {
         let nsc = Namespace::new(ns)?;
-        if let Erasure::Subject(s) = what {
-            if s.trim().chars().count() < 2 {
-                return Err(Error::InvalidInput(
-                    "an erasure subject needs at least 2 characters (a name or an id)".into(),
-                ));
-            }
+        check_options(what, options)?;
+        if options.dry_run {
+            return Err(Error::InvalidInput(
+                "a dry run is not queued: erase with dryRun to preview, then queue".into(),
+            ));
         }
         let mut last = 0u64;
         scan_all(&self.store, &nsc.table_prefix(Table::ErasureQueue), None, |_, v| {
             let r: serde_json::Value = serde_json::from_slice(v).unwrap_or_default();
-            last = last.max(r["id"].as_u64().unwrap_or(0));
+            last = last.max(r["requestId"].as_u64().or(r["id"].as_u64()).unwrap_or(0));
             Ok(())
         })?;
         let id = last + 1;
         let mut record = what.to_json();
-        record["id"] = id.into();
+        options.write_json(&mut record);
+        record["requestId"] = id.into();
         record["requestedAt"] = now.into();
         let mut batch = Batch::new();
         batch.put(nsc.key(Table::ErasureQueue, &id.to_be_bytes()), record.to_string());
@@ -362,14 +443,29 @@ impl<S: KvStore> Engine<S> {
 
     /// The queued erasure requests of `ns`, oldest first: (request id, what).
     pub fn erasure_requests(&self, ns: &str) -> Result<Vec<(u64, Erasure)>> {
+        Ok(self.queued(ns)?.into_iter().map(|(id, what, _)| (id, what)).collect())
+    }
+
+    /// The queued requests with their options. The request id is the record's key (requests
+    /// written before `requestId` existed kept it in `id`, overwriting an episode's id).
+    fn queued(&self, ns: &str) -> Result<Vec<(u64, Erasure, EraseOptions)>> {
         let nsc = Namespace::new(ns)?;
+        let prefix = nsc.table_prefix(Table::ErasureQueue);
         let mut out = Vec::new();
-        scan_all(&self.store, &nsc.table_prefix(Table::ErasureQueue), None, |_, v| {
-            let r: serde_json::Value = serde_json::from_slice(v).map_err(|e| Error::Corrupt {
-                what: "erasure request".into(),
-                detail: e.to_string(),
-            })?;
-            out.push((r["id"].as_u64().unwrap_or(0), Erasure::from_json(&r)?));
+        scan_all(&self.store, &prefix, None, |k, v| {
+            let corrupt =
+                |detail: String| Error::Corrupt { what: "erasure request".into(), detail };
+            let mut r: serde_json::Value =
+                serde_json::from_slice(v).map_err(|e| corrupt(e.to_string()))?;
+            let id = k[prefix.len()..]
+                .try_into()
+                .map(u64::from_be_bytes)
+                .map_err(|_| corrupt("a key without its request id".into()))?;
+            if let Some(o) = r.as_object_mut() {
+                o.remove("requestId");
+                o.remove("requestedAt");
+            }
+            out.push((id, Erasure::from_json(&r)?, EraseOptions::from_json(&r)?));
             Ok(())
         })?;
         Ok(out)
@@ -380,8 +476,8 @@ impl<S: KvStore> Engine<S> {
     pub(crate) fn run_erasure_requests(&mut self, ns: &str, now: i64) -> Result<Vec<String>> {
         let nsc = Namespace::new(ns)?;
         let mut receipts = Vec::new();
-        for (id, what) in self.erasure_requests(ns)? {
-            let receipt = match self.erase(ns, &what, now) {
+        for (id, what, options) in self.queued(ns)? {
+            let receipt = match self.erase_with(ns, &what, &options, now) {
                 Ok(r) => Some(r),
                 Err(Error::NotFound(_)) => None, // an episode already gone
                 Err(e) => return Err(e),
@@ -398,22 +494,36 @@ impl<S: KvStore> Engine<S> {
 
     /// Erases `what` from namespace `ns` (module docs) and returns the receipt.
     pub fn erase(&mut self, ns: &str, what: &Erasure, now: i64) -> Result<Receipt> {
+        self.erase_with(ns, what, &EraseOptions::default(), now)
+    }
+
+    /// [`Engine::erase`] with options: identifiers erased with the subject, the safety catch
+    /// lifted, or a dry run (`privacy::erase_options`).
+    pub fn erase_with(
+        &mut self,
+        ns: &str,
+        what: &Erasure,
+        options: &EraseOptions,
+        now: i64,
+    ) -> Result<Receipt> {
         let nsc = Namespace::new(ns)?;
+        check_options(what, options)?;
         let (scope, subject) = match what {
             Erasure::Namespace => ("namespace", None),
-            Erasure::Subject(s) => {
-                if s.trim().chars().count() < 2 {
-                    return Err(Error::InvalidInput(
-                        "an erasure subject needs at least 2 characters (a name or an id)".into(),
-                    ));
-                }
-                ("subject", Some(s.trim().to_string()))
-            }
+            Erasure::Subject(s) => ("subject", Some(s.trim().to_string())),
             Erasure::Episode(id) => ("episode", Some(id.to_string())),
         };
         if *what != Erasure::Namespace {
-            let plan = self.plan(&nsc, what)?;
-            return self.commit(&nsc, scope, subject, plan, what, now);
+            let plan = self.plan_with(&nsc, what, &options.also)?;
+            if let Erasure::Subject(s) = what {
+                // A dry run is how the caller sees what the catch would stop: never refused.
+                let force = options.force || options.dry_run;
+                check_share(s, plan.episodes.len(), plan.total_episodes, force)?;
+            }
+            if options.dry_run {
+                return Ok(dry_run(&nsc, scope, subject, plan, now));
+            }
+            return self.commit(&nsc, scope, subject, plan, now);
         }
         let mut plan = Plan::default();
         scan_all(&self.store, &nsc.prefix(), None, |k, _| {
@@ -421,9 +531,20 @@ impl<S: KvStore> Engine<S> {
                 plan.tally.add(t, 1, 0);
             }
             plan.batch.delete(k.to_vec());
+            if Table::of_key(&nsc, k).is_some_and(|(t, _)| t == Table::Episode) {
+                plan.episodes.extend(
+                    Table::of_key(&nsc, k)
+                        .and_then(|(_, id)| id.try_into().ok())
+                        .map(u64::from_be_bytes),
+                );
+            }
             Ok(())
         })?;
-        self.commit(&nsc, scope, subject, plan, what, now)
+        if options.dry_run {
+            return Ok(dry_run(&nsc, scope, subject, plan, now));
+        }
+        plan.episodes.clear(); // checked absent by the namespace-wide scan, not by key
+        self.commit(&nsc, scope, subject, plan, now)
     }
 
     /// Writes a planned erasure (or correction) as one batch, vacuums, scans and returns the
@@ -435,7 +556,6 @@ impl<S: KvStore> Engine<S> {
         scope: &'static str,
         subject: Option<String>,
         mut plan: Plan,
-        what: &Erasure,
         now: i64,
     ) -> Result<Receipt> {
         if !self.store.defers_vacuum() {
@@ -444,22 +564,14 @@ impl<S: KvStore> Engine<S> {
         self.store.write(&plan.batch)?;
         self.namespaces.remove(nsc.as_str());
         self.vacuum_after_erasure()?;
-        let needles = match what {
-            Erasure::Subject(s) => SubjectWords::new(s),
-            _ => SubjectWords::default(),
-        };
         let gone: &[u64] = if plan.kept { &[] } else { &plan.episodes };
-        let verification = self.verify(nsc, &needles, &Texts::new(plan.texts), gone)?;
+        let texts = Texts::new(std::mem::take(&mut plan.texts));
+        let verification = self.verify(nsc, &plan.words, &texts, gone)?;
         Ok(Receipt {
-            format: "mnemo-erasure/1",
-            namespace: nsc.as_str().to_string(),
-            scope,
-            subject_sha256: subject.map(|s| hash(nsc.as_str(), &s)),
-            erased_at: now,
-            layers: plan.tally.0,
-            episode_ids: plan.episodes,
             vacuumed: true,
+            dry_run: false,
             verification,
+            ..dry_run(nsc, scope, subject, plan, now)
         })
     }
 
@@ -473,8 +585,15 @@ impl<S: KvStore> Engine<S> {
 
     /// Decides every deletion and rewrite of a subject or episode erasure.
     pub(super) fn plan(&self, ns: &Namespace, what: &Erasure) -> Result<Plan> {
+        self.plan_with(ns, what, &[])
+    }
+
+    /// What erasing `what` (and the identifiers `also`) deletes and rewrites: one batch.
+    fn plan_with(&self, ns: &Namespace, what: &Erasure, also: &[String]) -> Result<Plan> {
         let needles = match what {
-            Erasure::Subject(s) => SubjectWords::new(s),
+            Erasure::Subject(s) => SubjectWords::new(
+                std::iter::once(s.as_str()).chain(also.iter().map(String::as_str)),
+            ),
             _ => SubjectWords::default(),
         };
         let mut p = Plan::default();
@@ -488,6 +607,7 @@ impl<S: KvStore> Engine<S> {
             let hit = !binary && mentions(&needles, id, v);
             match table {
                 Table::Episode => {
+                    p.total_episodes += 1;
                     let eid = u64::from_be_bytes(id.try_into().unwrap_or([0; 8]));
                     let decoded = Episode::decode(v).ok();
                     if hit || *what == Erasure::Episode(eid) {
@@ -639,6 +759,7 @@ impl<S: KvStore> Engine<S> {
             })?;
             p.tally.add(Table::Snapshot, n, 0);
         }
+        p.words = needles;
         Ok(p)
     }
 
@@ -653,7 +774,7 @@ impl<S: KvStore> Engine<S> {
         let mut v = Verification {
             records_scanned: 0,
             bytes_scanned: 0,
-            needles: usize::from(!needles.is_empty()) + texts.len(),
+            needles: needles.len() + texts.len(),
             occurrences: 0,
             leftover_keys: 0,
         };
@@ -696,7 +817,7 @@ mod tests {
 
     #[test]
     fn a_subject_is_found_however_it_is_written() {
-        let n = SubjectWords::new("Zebulon Quartz");
+        let n = SubjectWords::new(["Zebulon Quartz"]);
         for (text, want) in [
             ("Call Zebulon Quartz’s office about «Zebulon Quartz» invoice", 2),
             ("Zebulon  Quartz (two spaces) phoned", 1),
@@ -708,10 +829,10 @@ mod tests {
         ] {
             assert_eq!(n.occurrences(text.as_bytes()), want, "{text}");
         }
-        assert_eq!(SubjectWords::new("René").occurrences("rene's desk, l’René".as_bytes()), 2);
-        assert_eq!(SubjectWords::new("Émile").occurrences("d’Émile et l'emile".as_bytes()), 2);
-        assert_eq!(SubjectWords::new("Ana").occurrences("Ana and banana; Anaïs".as_bytes()), 1);
-        assert_eq!(SubjectWords::new("ana@x.io").occurrences(b"mail ana@x.io now"), 1);
+        assert_eq!(SubjectWords::new(["René"]).occurrences("rene's desk, l’René".as_bytes()), 2);
+        assert_eq!(SubjectWords::new(["Émile"]).occurrences("d’Émile et l'emile".as_bytes()), 2);
+        assert_eq!(SubjectWords::new(["Ana"]).occurrences("Ana and banana; Anaïs".as_bytes()), 1);
+        assert_eq!(SubjectWords::new(["ana@x.io"]).occurrences(b"mail ana@x.io now"), 1);
         let texts = Texts::new(vec![
             b"paid the invoice of march".to_vec(),
             b"deploy failed again today".to_vec(),

@@ -6,5 +6,6 @@
 pub(crate) mod correct;
 pub(crate) mod erase;
 pub(crate) mod erase_derived;
+pub(crate) mod erase_options;
 pub(crate) mod export;
 pub(crate) mod readable_export;
