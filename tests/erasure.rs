@@ -344,6 +344,15 @@ fn a_wrong_passphrase_a_flipped_bit_a_cut_or_a_newer_version_imports_nothing() {
     let mut newer = file.clone();
     newer[6] = 2;
     assert_eq!(b.import_encrypted("x", "pass phrase", &newer).unwrap_err().code(), "FORMAT");
+    // A crafted cost (32 GiB: log_n 22, r 64) is refused before any key is derived; so is one
+    // step over 4 times the default (log_n 18 with r 8).
+    for (log_n, r) in [(22u8, 64u32), (18, 8)] {
+        let mut costly = file.clone();
+        costly[7] = log_n;
+        costly[8..12].copy_from_slice(&r.to_le_bytes());
+        let err = b.import_encrypted("x", "pass phrase", &costly).unwrap_err();
+        assert_eq!(err.code(), "FORMAT", "{err}");
+    }
     for cut in [0, 5, 40, 71, 75, 1000, file.len() / 2, file.len() - 1] {
         let err = b.import_encrypted("x", "pass phrase", &file[..cut]).unwrap_err();
         assert!(["CORRUPT", "FORMAT"].contains(&err.code()), "cut at {cut}: {err}");

@@ -121,10 +121,17 @@ fn derive(
     Ok((key, h.finalize().into()))
 }
 
-/// The scrypt costs an import reads (and an export may therefore write): log_n ≤ 22,
-/// r ≤ 64, p ≤ 16.
-fn cost_in_range(log_n: u8, r: u32, p: u32) -> bool {
-    log_n <= 22 && r <= 64 && p <= 16
+/// The scrypt costs an import reads (and an export may therefore write): at most 4 times the
+/// default's (log_n 15, r 8, p 1) in memory (128·r·2^log_n bytes: 128 MiB) and in work
+/// (2^log_n·r·p), so a crafted file cannot make an import allocate gigabytes or compute for
+/// minutes before the passphrase is even checked.
+pub(crate) fn cost_in_range(log_n: u8, r: u32, p: u32) -> bool {
+    const DEFAULT_WORK: u64 = (1 << 15) * 8;
+    let (Some(n), r, p) = (1u64.checked_shl(u32::from(log_n)), u64::from(r), u64::from(p)) else {
+        return false;
+    };
+    let work = n.saturating_mul(r);
+    r >= 1 && p >= 1 && work <= 4 * DEFAULT_WORK && work.saturating_mul(p) <= 4 * DEFAULT_WORK
 }
 
 fn header(o: &ExportOptions, check: &[u8; 32]) -> Vec<u8> {
@@ -215,8 +222,9 @@ impl<S: KvStore> Engine<S> {
         let (log_n, r, p) = (options.log_n, options.r, options.p);
         if !cost_in_range(log_n, r, p) {
             return Err(Error::InvalidInput(format!(
-                "scrypt cost log_n {log_n}, r {r}, p {p}: an import reads log_n up to 22, r up to \
-                 64 and p up to 16, so the file could not be read back; choose a cost within them"
+                "scrypt cost log_n {log_n}, r {r}, p {p}: an import reads at most 4 times the \
+                 default cost (log_n 15, r 8, p 1; e.g. log_n 17 with r 8 and p 1), so the file \
+                 could not be read back; choose a cost within it"
             )));
         }
         let (key, check) = derive(passphrase, &options.salt, log_n, r, p)?;
@@ -346,7 +354,8 @@ pub(crate) fn open(passphrase: &str, file: &[u8]) -> Result<Vec<u8>> {
     let (log_n, r, p) = (file[7], word(8), word(12));
     if !cost_in_range(log_n, r, p) {
         return Err(Error::Format(format!(
-            "scrypt cost log_n {log_n}, r {r}, p {p} is out of range"
+            "scrypt cost log_n {log_n}, r {r}, p {p} is over 4 times the default cost (log_n \
+             15, r 8, p 1): refused before deriving a key"
         )));
     }
     let (key, check) = derive(passphrase, &file[16..32], log_n, r, p)?;
@@ -385,5 +394,20 @@ pub(crate) fn open(passphrase: &str, file: &[u8]) -> Result<Vec<u8>> {
             .map_err(|_| damaged(format!("the chunk at byte {at} fails authentication")))?;
         plain.extend_from_slice(&chunk);
         at = end;
+    }
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::cost_in_range;
+
+    #[test]
+    fn an_import_reads_at_most_four_times_the_default_cost() {
+        assert!(cost_in_range(15, 8, 1) && cost_in_range(17, 8, 1) && cost_in_range(15, 8, 4));
+        assert!(cost_in_range(10, 8, 1), "cheaper is fine");
+        // One step over: twice the memory, or twice the work.
+        assert!(!cost_in_range(18, 8, 1) && !cost_in_range(17, 16, 1) && !cost_in_range(17, 8, 2));
+        assert!(!cost_in_range(15, 8, 5) && !cost_in_range(22, 64, 16) && !cost_in_range(63, 1, 1));
+        assert!(!cost_in_range(255, 8, 1) && !cost_in_range(15, 0, 1) && !cost_in_range(15, 8, 0));
     }
 }
