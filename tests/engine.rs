@@ -141,6 +141,15 @@ fn bad_input_is_typed_and_changes_nothing() {
     let before = snapshot(e.store());
     let code = |r: mnemo::Result<Remembered>| r.unwrap_err().code();
     assert_eq!(code(e.remember("ana", Episode::new("  ", 0), None)), "INVALID_INPUT");
+    // One byte over the 1 MiB limit is refused (and one over the system prompt's 64 KiB).
+    let limit = mnemo::engine::MAX_TEXT_BYTES;
+    assert_eq!(
+        code(e.remember("ana", Episode::new("a".repeat(limit + 1), 0), None)),
+        "INVALID_INPUT"
+    );
+    let mut system = mnemo::engine::ContextRequest::new("invoice");
+    system.system = "s".repeat(mnemo::engine::MAX_SYSTEM_BYTES + 1);
+    assert_eq!(e.context("ana", &system, 0).unwrap_err().code(), "INVALID_INPUT");
     assert_eq!(code(e.remember("a/b", Episode::new("text", 0), None)), "INVALID_INPUT");
     let nan = vec![f32::NAN; DIM];
     assert_eq!(code(e.remember("ana", Episode::new("text", 0), Some(&nan))), "INVALID_INPUT");

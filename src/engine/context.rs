@@ -244,6 +244,9 @@ fn withheld_line(withheld: &[Withheld], room: usize, counter: &dyn TokenCounter)
     line
 }
 
+/// The longest host system prompt a context takes (64 KiB).
+pub const MAX_SYSTEM_BYTES: usize = 64 << 10;
+
 impl<S: KvStore> Engine<S> {
     fn counter(&self) -> &dyn TokenCounter {
         counter_of(&self.tokens)
@@ -268,6 +271,12 @@ impl<S: KvStore> Engine<S> {
 
         // 1. The host's system prompt.
         let mut system = Section::new("system", "System", budget.system);
+        if req.system.len() > MAX_SYSTEM_BYTES {
+            return Err(Error::InvalidInput(format!(
+                "the system prompt is {} bytes, over the {MAX_SYSTEM_BYTES}-byte (64 KiB) limit",
+                req.system.len()
+            )));
+        }
         if !req.system.trim().is_empty() {
             let n = self.counter().count(&req.system);
             system.fill(

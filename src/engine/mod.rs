@@ -29,7 +29,7 @@ mod working;
 
 pub use compaction::Compacted;
 pub use config::Config;
-pub use context::{Context, ContextRequest, Disclosure, Tokens, ToolCall};
+pub use context::{Context, ContextRequest, Disclosure, Tokens, ToolCall, MAX_SYSTEM_BYTES};
 pub use facts::{FactInput, FactWrite};
 pub use learning::feedback::Feedback;
 pub use learning::nightly::{Nightly, NightlyStep, STEP_ORDER as NIGHTLY_STEPS};
@@ -212,6 +212,10 @@ pub(crate) struct Loaded<'e, S> {
     pub(crate) store: &'e mut S,
     pub(crate) config: &'e Config,
 }
+
+/// The longest episode text `remember` takes (1 MiB): a longer one is refused with a typed
+/// error, never cut.
+pub const MAX_TEXT_BYTES: usize = 1 << 20;
 
 /// The memory engine.
 pub struct Engine<S: KvStore> {
@@ -414,6 +418,13 @@ impl<S: KvStore> Engine<S> {
         let ns = Namespace::new(ns)?;
         if episode.text.trim().is_empty() {
             return Err(Error::InvalidInput("episode text is empty: nothing to remember".into()));
+        }
+        if episode.text.len() > MAX_TEXT_BYTES {
+            return Err(Error::InvalidInput(format!(
+                "episode text is {} bytes, over the {MAX_TEXT_BYTES}-byte (1 MiB) limit: split \
+                 it into several episodes (a document into its sections)",
+                episode.text.len()
+            )));
         }
         // Host passages are windows of the text as the host had it: checked against it, and
         // dropped (the whole vector kept) when masking secrets rewrites the text under them.
