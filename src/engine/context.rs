@@ -582,6 +582,12 @@ impl<S: KvStore> Engine<S> {
             );
             i.source = f.origin.to_string();
             i.untrusted = !f.origin.trusted();
+            if i.untrusted && crate::trust::instructions::instruction_like(&i.text).is_some() {
+                i.tokens = self.counter().count(&i.text);
+                let why = "reads as instructions from an untrusted origin: never injected";
+                withheld.push(section.withhold(&i, why.into()));
+                continue;
+            }
             if f.confidence < min {
                 i.tokens = self.counter().count(&i.text);
                 withheld.push(section.withhold(
