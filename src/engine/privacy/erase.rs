@@ -527,17 +527,13 @@ impl<S: KvStore> Engine<S> {
         }
         let mut plan = Plan::default();
         scan_all(&self.store, &nsc.prefix(), None, |k, _| {
-            if let Some((t, _)) = Table::of_key(&nsc, k) {
+            if let Some((t, id)) = Table::of_key(&nsc, k) {
                 plan.tally.add(t, 1, 0);
+                if t == Table::Episode {
+                    plan.episodes.extend(id.try_into().ok().map(u64::from_be_bytes));
+                }
             }
             plan.batch.delete(k.to_vec());
-            if Table::of_key(&nsc, k).is_some_and(|(t, _)| t == Table::Episode) {
-                plan.episodes.extend(
-                    Table::of_key(&nsc, k)
-                        .and_then(|(_, id)| id.try_into().ok())
-                        .map(u64::from_be_bytes),
-                );
-            }
             Ok(())
         })?;
         if options.dry_run {
