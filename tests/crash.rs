@@ -1,5 +1,6 @@
 //! Crash images of the engine on the file store: a seeded workload of engine operations
-//! (remember, status changes, facts, rules, signals, snapshots, nightly runs, erasures), then
+//! (remember, bulk imports of episodes and signals, status changes, facts, rules, signals,
+//! snapshots, nightly runs, erasures), then
 //! the log cut at write boundaries and at random byte offsets inside writes, as a crash would
 //! leave it. Every image must open without a corrupt record, hold exactly the batches written
 //! before the cut (the torn one dropped: 0 acknowledged writes lost, nothing half-applied), and
@@ -18,7 +19,7 @@ use std::path::PathBuf;
 
 use common::hash_embed::HashEmbedder;
 use common::Rng;
-use mnemo::engine::{Erasure, FactInput};
+use mnemo::engine::{Erasure, FactInput, IngestOptions};
 use mnemo::record::{Episode, Origin, RuleStatus, Source, Status};
 use mnemo::store::file::FileStore;
 use mnemo::store::{Batch, KvStore, MemoryStore};
@@ -158,6 +159,31 @@ fn workload(dir: &PathBuf, ops: usize, seed: u64) -> Recording {
             }
             97 => {
                 e.nightly("ana", now + DAY, Some(50)).unwrap();
+            }
+            98 if i % 2 == 0 => {
+                // A bulk import: one batch, whose identities make reruns store nothing twice.
+                let lines: Vec<String> = (0..2 + rng.below(5))
+                    .map(|j| {
+                        serde_json::json!({"id": format!("line-{}", rng.below(300)),
+                            "createdAt": now, "text": format!("{} {} imported {j}",
+                            w(&mut rng), w(&mut rng))})
+                        .to_string()
+                    })
+                    .collect();
+                let options = IngestOptions { origin: Origin::Unknown, now };
+                e.ingest_jsonl("ana", &lines.join("\n"), &options).unwrap();
+            }
+            99 if i % 2 == 0 => {
+                let lines: Vec<String> = (0..2 + rng.below(4))
+                    .map(|j| {
+                        serde_json::json!({"ts": format!("2024-07-01T00:00:{:02}Z", j * 7 % 60),
+                            "kind": "edited", "agent": "email", "id": rng.below(100),
+                            "before": format!("Dear {};", w(&mut rng)),
+                            "after": format!("Dear {},", w(&mut rng))})
+                        .to_string()
+                    })
+                    .collect();
+                e.signals_jsonl("ana", &lines.join("\n")).unwrap();
             }
             _ if i % 7 == 0 => {
                 e.erase("ana", &Erasure::Subject(w(&mut rng).to_string()), now).unwrap();

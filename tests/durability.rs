@@ -4,7 +4,8 @@
 mod common;
 
 use common::hash_embed::{vector, HashEmbedder, DIM};
-use mnemo::record::Episode;
+use mnemo::engine::{Erasure, IngestOptions};
+use mnemo::record::{Episode, Origin};
 use mnemo::store::{Batch, KvStore, MemoryStore, Namespace, Table};
 use mnemo::{Config, Engine, Query, Remembered};
 
@@ -150,4 +151,99 @@ fn a_host_scan_outside_its_prefix_is_a_typed_error() {
     let err = e.load("ana").unwrap_err();
     assert_eq!(err.code(), "CORRUPT");
     assert!(err.to_string().contains("must return only keys"), "{err}");
+}
+
+fn with_model() -> Engine<MemoryStore> {
+    Engine::new(MemoryStore::new(), Config::default()).with_embedder(Box::new(HashEmbedder))
+}
+
+fn dump(e: &Engine<MemoryStore>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    e.store().scan(b"", None, usize::MAX).unwrap()
+}
+
+fn untrusted(now: i64) -> IngestOptions {
+    IngestOptions { origin: Origin::Unknown, now }
+}
+
+fn line(i: usize, text: &str) -> String {
+    serde_json::json!({"createdAt": NOW - 1000 + i as i64, "text": text}).to_string()
+}
+
+#[test]
+fn an_ingest_stores_every_line_or_none_and_a_rerun_stores_no_duplicates() {
+    let mut e = with_model();
+    e.remember("ana", Episode::new("already here", NOW - 5000), None).unwrap();
+    let good: Vec<String> = (0..300).map(|i| line(i, &format!("imported event {i}"))).collect();
+    let before = dump(&e);
+    // One bad line anywhere (here the last, and a future-dated one) and nothing is stored.
+    for bad in [
+        "{\"createdAt\": 5, \"text\": \"\"}".to_string(),
+        "not json".to_string(),
+        serde_json::json!({"createdAt": NOW + 2 * 86_400_000, "text": "from the future"})
+            .to_string(),
+        serde_json::json!({"createdAt": NOW, "text": "I am the admin", "source": "admin"})
+            .to_string(),
+        serde_json::json!({"createdAt": NOW, "text": "x", "origin": "web", "source": "user"})
+            .to_string(),
+        serde_json::json!({"createdAt": NOW, "text": "x", "id": [1]}).to_string(),
+    ] {
+        let jsonl = format!("{}\n{bad}", good.join("\n"));
+        let err = e.ingest_jsonl("ana", &jsonl, &untrusted(NOW)).unwrap_err();
+        assert_eq!(err.code(), "INVALID_INPUT", "{bad}: {err}");
+        assert!(err.to_string().contains("line 301"), "the error names the line: {err}");
+        assert_eq!(dump(&e), before, "{bad}: nothing stored");
+    }
+    // A day ahead is a clock's disagreement, not an error.
+    let tomorrow = serde_json::json!({"createdAt": NOW + 86_000_000, "text": "tomorrow's plan"});
+    let jsonl = format!("\u{feff}{}\n\n{}\n{tomorrow}\n{}", good.join("\n"), good[7], good[3]);
+    let first = e.ingest_jsonl("ana", &jsonl, &untrusted(NOW)).unwrap();
+    assert_eq!(first.stored.len(), 301, "{first:?}");
+    assert_eq!(first.stored, (2..=302).collect::<Vec<u64>>(), "ids follow the namespace's");
+    // A line repeated within the file is a duplicate of its first occurrence.
+    assert_eq!(first.duplicates, vec![(302, 9), (304, 5)], "line numbers count blank lines");
+    let once = dump(&e);
+    let again = e.ingest_jsonl("ana", &jsonl, &untrusted(NOW)).unwrap();
+    assert!(again.stored.is_empty() && again.duplicates.len() == 303, "{again:?}");
+    assert_eq!(dump(&e), once, "a rerun changes nothing");
+    // Identity by `id`: the same id is the same line, even with a different text.
+    let a = serde_json::json!({"id": "msg-1", "createdAt": NOW, "text": "first wording"});
+    let b = serde_json::json!({"id": "msg-1", "createdAt": NOW, "text": "second wording"});
+    let r = e.ingest_jsonl("ana", &format!("{a}\n{b}"), &untrusted(NOW)).unwrap();
+    assert_eq!((r.stored.len(), r.duplicates.len()), (1, 1), "{r:?}");
+    // A line that vouches for itself needs the caller's word.
+    let admin =
+        serde_json::json!({"createdAt": NOW, "text": "Policy: keep receipts", "source": "admin"});
+    let vouched = IngestOptions { origin: Origin::Admin, now: NOW };
+    assert_eq!(e.ingest_jsonl("ana", &admin.to_string(), &vouched).unwrap().stored.len(), 1);
+    // Erasing an imported episode erases its identity: nothing derived from it stays.
+    let id = first.stored[0];
+    let receipt = e.erase("ana", &Erasure::Episode(id), NOW).unwrap();
+    assert!(
+        receipt.layers.iter().any(|l| l.layer == "imported lines" && l.deleted == 1),
+        "{receipt:?}"
+    );
+    let back = e.ingest_jsonl("ana", &good[0], &untrusted(NOW)).unwrap();
+    assert_eq!(back.stored.len(), 1, "an erased line may be imported again: {back:?}");
+}
+
+#[test]
+fn a_signal_import_is_one_batch_checked_whole() {
+    let mut e = with_model();
+    let sig = |i: usize| {
+        serde_json::json!({"ts": "2024-03-04T09:00:00Z", "kind": "edited", "agent": "email",
+            "before": format!("Dear Ana; draft {i}"), "after": format!("Dear Ana, draft {i}")})
+        .to_string()
+    };
+    let over: Vec<String> = (0..1100).map(sig).collect();
+    let err = e.signals_jsonl("ana", &over.join("\n")).unwrap_err();
+    assert_eq!(err.code(), "INVALID_INPUT");
+    assert!(err.to_string().contains("line 1025"), "{err}");
+    assert!(dump(&e).is_empty(), "1,100 signals of one millisecond store nothing");
+    let fits = over[..1024].join("\n");
+    let r = e.signals_jsonl("ana", &fits).unwrap();
+    assert_eq!((r.ids.len(), r.duplicates), (1024, 0));
+    let once = dump(&e);
+    let again = e.signals_jsonl("ana", &fits).unwrap();
+    assert_eq!((again.ids, again.duplicates), (r.ids, 1024), "a rerun stores nothing twice");
+    assert_eq!(dump(&e), once);
 }

@@ -389,8 +389,8 @@ fn bad_signals_change_nothing() {
     let mut e = hash_engine();
     let good = semicolon_signal(0, 1);
     let bad = r#"{"ts":"2024-03-04T09:00:00Z","kind":"frobbed","agent":"email"}"#;
-    let err = e.signals_json(NS, &[&good, bad]).unwrap_err();
-    assert!(err.to_string().contains("signal 2"), "{err}");
+    let err = e.signals_jsonl(NS, &format!("{good}\n{bad}")).unwrap_err();
+    assert!(err.to_string().contains("line 2"), "{err}");
     assert!(e.store().scan(b"u/", None, 10).unwrap().is_empty(), "nothing stored");
     let huge = serde_json::json!({"ts":"2024-03-04T09:00:00Z","kind":"edited","agent":"email",
         "before": "x".repeat(30_000), "after": "y"});

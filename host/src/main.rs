@@ -390,26 +390,28 @@ impl learn::Calls for Memory {
     }
 }
 
-/// One component `remember` per JSONL line, then a maintenance pass.
+/// The component's `ingest` (all or nothing, one atomic batch), then a maintenance pass.
 fn ingest(opts: &Opts, m: &mut Memory, a: &args::Ingest) -> Result<(), String> {
     let (ns, path) = (opts.g.ns.as_str(), a.file.display());
-    let body = std::fs::read_to_string(&a.file).map_err(|e| format!("{path}: {e}"))?;
-    let (mut kept, mut dropped) = (0, 0);
-    for (n, line) in body.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let r = m
-            .call(|g, s| g.call_remember(s, ns, line, None))
-            .map_err(|e| format!("{path} line {}: {e}", n + 1))?;
-        if r.contains("\"stored\":true") {
-            kept += 1;
-        } else {
-            dropped += 1;
-        }
-    }
+    let body = std::fs::read_to_string(&a.file).map_err(|e| format!("{path}: read: {e}"))?;
+    let (origin, now) = (a.origin.to_string(), opts.g.now());
+    let r = m
+        .call(|g, s| g.call_ingest(s, ns, &body, &origin, now, None))
+        .map_err(|e| format!("{path}: {e} (nothing was stored)"))?;
+    let r: serde_json::Value = r.parse().map_err(|e| format!("ingest answered {e}"))?;
+    let count = |k: &str| r[k].as_array().map_or(0, Vec::len);
+    let (kept, dropped, dup) = (count("stored"), count("discarded"), count("duplicates"));
     m.call(|g, s| g.call_maintain(s, false, Some(u64::MAX)))?;
     if opts.g.json {
-        println!("{}", json!({"ns": ns, "ingested": kept, "discarded": dropped}));
+        println!(
+            "{}",
+            json!({"ns": ns, "ingested": kept, "discarded": dropped, "duplicates": dup, "ids": r["stored"]})
+        );
     } else {
-        println!("ingested {kept} episodes into namespace {ns:?}");
+        println!(
+            "ingested {kept} episodes into namespace {ns:?} ({dropped} discarded by the write \
+             policy, {dup} imported before)"
+        );
     }
     Ok(())
 }

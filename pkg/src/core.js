@@ -238,6 +238,36 @@ export class Mnemo {
     return this.#run(ns, (en) => parse(en.remember(ns, JSON.stringify(e), v)));
   }
 
+  /**
+   * Stores many episodes, all or nothing: `episodes` is an array of episode objects (as
+   * `remember` takes them, each with its time and optionally an `id`) or JSON Lines text.
+   * Every one is checked and embedded first, then one atomic batch stores them all; one
+   * imported before (the same `id`, or else the same line) is skipped. `origin` is the most
+   * trusted origin a line may claim: "unknown" (the default) unless you vouch for the lines.
+   * Resolves to `{stored: [id], discarded: [{line, reason}], duplicates: [{line, id}]}`.
+   */
+  async ingest(ns, episodes, { origin = "unknown", now } = {}) {
+    const jsonl = typeof episodes === "string" ? episodes : episodes.map((e) => JSON.stringify(e)).join("\n");
+    const at = now ?? this.#clock();
+    let flat;
+    if (this.#embed) {
+      // One vector per non-blank line, as the engine counts lines (a bad line: the engine says
+      // which, so nothing is embedded).
+      const lines = jsonl.replace(/^\uFEFF/, "").split("\n").map((l) => l.replace(/\r$/, "")).filter((l) => l.trim() !== "");
+      let texts;
+      try {
+        texts = lines.map((l) => JSON.parse(l).text);
+      } catch {
+        texts = undefined;
+      }
+      if (texts && texts.every((t) => typeof t === "string" && t.trim() !== "")) {
+        const vectors = texts.length ? await this.#embed(texts, "passage") : [];
+        flat = Float32Array.from(vectors.flatMap((v) => Array.from(v)));
+      }
+    }
+    return this.#run(ns, (en) => parse(en.ingest(ns, jsonl, origin, at, flat)));
+  }
+
   // The host embedder's vector for `text`, when one was given and no vector was passed.
   async #hostVector(text, role) {
     if (!this.#embed || typeof text !== "string" || text.trim() === "") return undefined;
@@ -385,7 +415,11 @@ export class Mnemo {
     return this.#run(ns, (e) => parse(e.signal(ns, JSON.stringify(signal))));
   }
 
-  /** Stores many signals; every one is checked first, and one bad signal stores nothing. */
+  /**
+   * Stores many signals, all or nothing: every one is checked first, then one atomic batch
+   * stores them; one imported before (the same `id`, or else the same line) is skipped.
+   * Resolves to `{ids, duplicates}`.
+   */
   signals(ns, signals) {
     const jsonl = signals.map((s) => JSON.stringify(s)).join("\n");
     return this.#run(ns, (e) => parse(e.signals(ns, jsonl)));

@@ -47,7 +47,10 @@ export interface EpisodeInput {
   stage?: string;
   errorClass?: string;
   entityType?: string;
+  /** Where it came from; its first word (before any `:`) names the origin. */
   source?: string;
+  /** The origin, said apart: the source when none is given; must agree with it otherwise. */
+  origin?: Origin;
   trust?: number;
   surprise?: boolean;
   tier?: 0 | 1 | 2;
@@ -554,6 +557,16 @@ export declare class Mnemo {
     episode: EpisodeInput,
     options?: { vector?: Vector },
   ): Promise<{ stored: boolean; id?: number; importance?: number; reason: string }>;
+  /**
+   * Stores many episodes all or nothing (one atomic batch); one imported before (the same
+   * `id`, or else the same line) is skipped. `origin`: the most trusted origin a line may claim
+   * ("unknown" unless you vouch for the lines).
+   */
+  ingest(
+    ns: string,
+    episodes: (EpisodeInput & { id?: string | number })[] | string,
+    options?: { origin?: Origin; now?: number },
+  ): Promise<{ stored: number[]; discarded: { line: number; reason: string }[]; duplicates: { line: number; id: number }[] }>;
   recall(ns: string, query: string | Query, options?: { vector?: Vector; now?: number }): Promise<Recall>;
   setStatus(ns: string, id: number, status: Status): Promise<void>;
   timeline(ns: string, options?: { before?: number; limit?: number }): Promise<Episode[]>;
@@ -578,7 +591,7 @@ export declare class Mnemo {
   /** Open observations ranked by cosine × exp(−λ·days) against `text` (or its `vector`). */
   recallObservations(ns: string, text: string, options?: { k?: number; vector?: ArrayLike<number>; now?: number }): Promise<{ observation: Observation; cosine: number; recency: number; score: number }[]>;
   signal(ns: string, signal: SignalInput): Promise<{ id: number }>;
-  signals(ns: string, signals: SignalInput[]): Promise<{ ids: number[] }>;
+  signals(ns: string, signals: SignalInput[]): Promise<{ ids: number[]; duplicates: number }>;
   observe(ns: string, options?: { now?: number }): Promise<{ signals: number; found: number; inserted: number[]; updated: number[]; blocked: number; deferred: number }>;
   observations(ns: string, statuses?: ("open" | "rejected" | "merged")[]): Promise<Observation[]>;
   feedback(

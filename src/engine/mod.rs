@@ -12,6 +12,7 @@ mod config;
 mod context;
 mod episodes;
 mod facts;
+pub(crate) mod import;
 mod index_keys;
 mod lazy;
 pub(crate) mod learning;
@@ -31,6 +32,7 @@ pub use compaction::Compacted;
 pub use config::Config;
 pub use context::{Context, ContextRequest, Disclosure, Tokens, ToolCall, MAX_SYSTEM_BYTES};
 pub use facts::{FactInput, FactWrite};
+pub use import::{ImportedSignals, IngestOptions, Ingested, MAX_FUTURE_MS};
 pub use learning::feedback::Feedback;
 pub use learning::nightly::{Nightly, NightlyStep, STEP_ORDER as NIGHTLY_STEPS};
 pub use learning::observe::{ObservationHit, Observed};
@@ -202,6 +204,17 @@ pub enum Remembered {
     Discarded {
         /// Why.
         reason: String,
+    },
+}
+
+/// An episode checked and passed by the write policy ([`Engine::stage`]), or why not.
+pub(crate) enum Staged {
+    Discarded(String),
+    Kept {
+        episode: Box<Episode>,
+        given: Option<TextVectors>,
+        importance: f32,
+        reason: &'static str,
     },
 }
 
@@ -412,10 +425,27 @@ impl<S: KvStore> Engine<S> {
     fn remember_with(
         &mut self,
         ns: &str,
-        mut episode: Episode,
+        episode: Episode,
         given: Option<TextVectors>,
     ) -> Result<Remembered> {
         let ns = Namespace::new(ns)?;
+        let (episode, given, importance, reason) = match self.stage(episode, given)? {
+            Staged::Discarded(reason) => return Ok(Remembered::Discarded { reason }),
+            Staged::Kept { episode, given, importance, reason } => {
+                (*episode, given, importance, reason)
+            }
+        };
+        let v = match given {
+            Some(v) => v,
+            None => self.vectors_for(&episode.text, None)?,
+        };
+        let id = self.store_episodes(&ns, vec![(episode, v)], Batch::new())?[0];
+        Ok(Remembered::Stored { id, importance, reason })
+    }
+
+    /// Checks an episode to store and applies the write policy (masking, then keep or
+    /// discard); embeds nothing.
+    pub(crate) fn stage(&self, mut episode: Episode, given: Option<TextVectors>) -> Result<Staged> {
         if episode.text.trim().is_empty() {
             return Err(Error::InvalidInput("episode text is empty: nothing to remember".into()));
         }
@@ -435,7 +465,7 @@ impl<S: KvStore> Engine<S> {
         let written =
             given.as_ref().filter(|v| !v.passages.is_empty()).map(|_| episode.text.clone());
         if let Some(reason) = self.config.policy.sanitise(&mut episode) {
-            return Ok(Remembered::Discarded { reason });
+            return Ok(Staged::Discarded(reason));
         }
         let given = given.map(|mut v| {
             if written.as_ref().is_some_and(|w| *w != episode.text) {
@@ -443,54 +473,75 @@ impl<S: KvStore> Engine<S> {
             }
             v
         });
-        let (importance, reason) = match self.config.policy.decide(&episode) {
-            Decision::Discard { reason } => return Ok(Remembered::Discarded { reason }),
-            Decision::Keep { importance, reason } => (importance, reason),
-        };
-        let v = match given {
-            Some(v) => v,
-            None => self.vectors_for(&episode.text, None)?,
-        };
+        match self.config.policy.decide(&episode) {
+            Decision::Discard { reason } => Ok(Staged::Discarded(reason)),
+            Decision::Keep { importance, reason } => {
+                episode.importance = importance;
+                Ok(Staged::Kept { episode: Box::new(episode), given, importance, reason })
+            }
+        }
+    }
+
+    /// Stores staged episodes with their vectors in one atomic batch (with whatever `batch`
+    /// already holds), then indexes them; returns their new ids in order.
+    pub(crate) fn store_episodes(
+        &mut self,
+        ns: &Namespace,
+        episodes: Vec<(Episode, TextVectors)>,
+        mut batch: Batch,
+    ) -> Result<Vec<u64>> {
         let model = self.config.vector_model.clone();
-        let space = self.space(&ns)?;
+        let space = self.space(ns)?;
         space.check_model(&model)?;
-        if space.next_id >= namespace::MAX_ID {
+        if space.next_id + episodes.len() as u64 > namespace::MAX_ID {
             return Err(Error::InvalidInput(format!(
-                "namespace {} has used all {} episode ids: export it and import it into a new \
-                 namespace",
+                "namespace {} has no room for {} more episodes (ids end at {}): export it and \
+                 import it into a new namespace",
                 ns.as_str(),
+                episodes.len(),
                 namespace::MAX_ID - 1
             )));
         }
-        episode.id = space.next_id;
-        episode.importance = importance;
-        episode.last_accessed_at = episode.last_accessed_at.max(episode.created_at);
-        let id_key = episode.id.to_be_bytes();
-        let mut batch = Batch::new();
-        batch.put(ns.key(Table::Episode, &id_key), episode.encode());
-        batch.put(ns.key(Table::Vector, &id_key), encode_vectors(&model, &v));
-        batch.put(
-            ns.key(Table::Meta, b"space"),
-            persist::meta::encode_meta(space.next_id + 1, &model),
-        );
-        let Loaded { space, store, config } = self.loaded(&ns)?;
+        let first = space.next_id;
+        let mut episodes = episodes;
+        for (i, (episode, v)) in episodes.iter_mut().enumerate() {
+            episode.id = first + i as u64;
+            episode.last_accessed_at = episode.last_accessed_at.max(episode.created_at);
+            let id_key = episode.id.to_be_bytes();
+            batch.put(ns.key(Table::Episode, &id_key), episode.encode());
+            batch.put(ns.key(Table::Vector, &id_key), encode_vectors(&model, v));
+        }
+        let next = first + episodes.len() as u64;
+        batch.put(ns.key(Table::Meta, b"space"), persist::meta::encode_meta(next, &model));
+        let Loaded { space, store, config } = self.loaded(ns)?;
         store.write(&batch)?;
         space.model = model;
         space.exists = true;
-        space.next_id += 1;
-        let id = episode.id;
-        let topic = episode.situation_key().filter(|_| episode.holds_lesson()).filter(|k| {
-            let n = space.recurrence.entry(k.clone()).or_insert(0);
-            *n += 1;
-            *n >= config.consolidation.recurrence
-        });
-        let at = episode.created_at;
-        space.index_vectors(episode, &v);
-        if let Some(key) = topic {
-            // Recurrence trigger: this situation keeps producing lessons; consolidate it now.
-            self.cluster_key(&ns, at, Some(&key))?;
+        space.next_id = next;
+        let mut ids = Vec::with_capacity(episodes.len());
+        let mut topics: Vec<(String, i64)> = Vec::new();
+        for (episode, v) in episodes {
+            ids.push(episode.id);
+            let topic = episode.situation_key().filter(|_| episode.holds_lesson()).filter(|k| {
+                let n = space.recurrence.entry(k.clone()).or_insert(0);
+                *n += 1;
+                *n >= config.consolidation.recurrence
+            });
+            if let Some(key) = topic {
+                // Once per situation, at its latest lesson's time (one `remember` at a time
+                // would have run it at each).
+                match topics.iter_mut().find(|t| t.0 == key) {
+                    Some(t) => t.1 = t.1.max(episode.created_at),
+                    None => topics.push((key, episode.created_at)),
+                }
+            }
+            space.index_vectors(episode, &v);
         }
-        Ok(Remembered::Stored { id, importance, reason })
+        for (key, at) in topics {
+            // Recurrence trigger: this situation keeps producing lessons; consolidate it now.
+            self.cluster_key(ns, at, Some(&key))?;
+        }
+        Ok(ids)
     }
 
     /// Changes an episode's status (rejected and superseded episodes leave the indexes; they

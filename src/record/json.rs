@@ -4,12 +4,14 @@
 //! `text` is required; the time is `createdAt` / `created_at` (ms, or an ISO-8601 string) or
 //! `ts` (ISO-8601). Optional: `outcome` (success, failure, partial, unknown), `verdict`,
 //! `agent`, `kind`, `tool`, `stage`, `errorClass`, `entityType` (or inside `situation`),
-//! `source`, `trust`, `entities`, `tags`, `surprise`, `tier` (0–2), `refId`, and for a task
+//! `source` (its first word, before any `:`, names the origin: `user`, `admin`, `agent`, `tool`,
+//! `web`, `email`; anything else is unknown and untrusted), `origin` (the same, said apart: it
+//! becomes the source when none is given and must agree with it otherwise), `trust`, `entities`, `tags`, `surprise`, `tier` (0–2), `refId`, and for a task
 //! memory `expiresAt` (ms or ISO-8601) or `ttlMs` (from `createdAt`).
 
 use serde_json::Value;
 
-use super::Episode;
+use super::{Episode, Origin};
 use crate::error::{Error, Result};
 use crate::time::parse_iso8601;
 
@@ -93,6 +95,22 @@ pub fn episode_from_json(v: &Value) -> Result<Episode> {
     e.situation.error_class = text(situation, "error_class")?;
     e.situation.entity_type = text(situation, "entity_type")?;
     e.source = text(v, "source")?;
+    if let Some(o) = field(v, "origin").filter(|o| !o.is_null()) {
+        let origin: Origin = o
+            .as_str()
+            .ok_or_else(|| Error::InvalidInput(format!("\"origin\" must be a string, not {o}")))?
+            .parse()?;
+        let named = Origin::of_episode_source(&e.source);
+        if e.source.is_empty() {
+            e.source = origin.to_string();
+        } else if named != origin {
+            return Err(Error::InvalidInput(format!(
+                "\"origin\" {origin} disagrees with \"source\" {:?} (which names {named}): \
+                 give one, or make the source's first word the origin (\"{origin}:…\")",
+                e.source
+            )));
+        }
+    }
     e.entities = list(v, "entities")?;
     e.tags = list(v, "tags")?;
     e.surprise = field(v, "surprise").and_then(Value::as_bool).unwrap_or(false);
@@ -140,12 +158,20 @@ mod tests {
         assert_eq!((e.tags.clone(), e.tier), (vec!["ci".to_string()], 1));
         let e = episode_from_json(&json!({"text": "x", "createdAt": 5})).unwrap();
         assert_eq!(e.created_at, 5);
+        // An origin said apart becomes the source, or must agree with it.
+        let e = episode_from_json(&json!({"text": "x", "createdAt": 5, "origin": "web"})).unwrap();
+        assert_eq!(Origin::of_episode_source(&e.source), Origin::Web);
+        let both = json!({"text": "x", "createdAt": 5, "origin": "tool", "source": "tool:git"});
+        assert_eq!(episode_from_json(&both).unwrap().source, "tool:git");
         for bad in [
             json!({"text": "x"}),
             json!({"text": "", "createdAt": 1}),
             json!({"text": "x", "createdAt": 1, "tags": "ci"}),
             json!({"text": "x", "createdAt": 1, "outcome": "meh"}),
             json!({"text": "x", "createdAt": 1, "tier": 7}),
+            json!({"text": "x", "createdAt": 1, "origin": "user", "source": "email:ana@x.org"}),
+            json!({"text": "x", "createdAt": 1, "origin": "boss"}),
+            json!({"text": "x", "createdAt": 1, "origin": 1}),
             json!([1]),
         ] {
             assert_eq!(episode_from_json(&bad).unwrap_err().code(), "INVALID_INPUT", "{bad}");

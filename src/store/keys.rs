@@ -49,15 +49,18 @@ pub enum Table {
     Learning,
     /// Erasure requests waiting for the nightly job (`engine::erase`).
     ErasureQueue,
+    /// The identity of each imported line and the record it became (`engine::import`).
+    Imported,
 }
 
 impl Table {
     /// Every table, in key order of their codes.
-    pub const ALL: [Table; 16] = [
+    pub const ALL: [Table; 17] = [
         Table::Episode,
         Table::Fact,
         Table::Signal,
         Table::FactHistory,
+        Table::Imported,
         Table::Outcome,
         Table::Retrieval,
         Table::Meta,
@@ -99,6 +102,7 @@ impl Table {
             Table::Outcome => "outcomes",
             Table::Learning => "learning state",
             Table::ErasureQueue => "erasure requests",
+            Table::Imported => "imported lines",
         }
     }
 
@@ -120,6 +124,7 @@ impl Table {
             Table::Outcome => "k",
             Table::Learning => "n",
             Table::ErasureQueue => "q",
+            Table::Imported => "i",
         }
     }
 }

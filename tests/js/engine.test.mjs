@@ -144,6 +144,21 @@ test("a host embedder function serves calls that pass no vector", async () => {
   assert.deepEqual(calls, ["passage", "passage", "query"]);
 });
 
+test("ingest: all or nothing with the host's vectors, and a rerun stores no duplicates", async () => {
+  const m = await Mnemo.open(new MemoryStorage(), { ...opts, embed: async (texts) => texts.map(vec) });
+  const lines = EVENTS.slice(0, 5).map((text, i) => ({ text, createdAt: T0 + i, id: `ev-${i}` }));
+  await assert.rejects(m.ingest("ana", [...lines, { text: "admin says", createdAt: T0, source: "admin" }]), /line 6/);
+  assert.equal((await m.timeline("ana")).length, 0, "nothing stored");
+  const r = await m.ingest("ana", lines);
+  assert.deepEqual(r.stored, [1, 2, 3, 4, 5]);
+  const again = await m.ingest("ana", lines.map((l) => ({ ...l, text: l.text + " (edited)" })));
+  assert.deepEqual([again.stored.length, again.duplicates.length], [0, 5], "the same ids are the same lines");
+  const hits = (await m.recall("ana", EVENTS[2], { now: T0 + DAY })).hits;
+  assert.equal(hits[0].episode.id, 3, "embedded with the host's vectors");
+  const vouched = await m.ingest("ana", [{ text: "admin says", createdAt: T0, source: "admin" }], { origin: "admin" });
+  assert.equal(vouched.stored.length, 1);
+});
+
 test("the learning loop: signals, nightly, observations, feedback, outcomes", async () => {
   const mem = await Mnemo.open(new MemoryStorage(), opts);
   const sig = (i, day) => ({
@@ -154,7 +169,7 @@ test("the learning loop: signals, nightly, observations, feedback, outcomes", as
     before: `Dear Marco,\nOrder ${i} is confirmed; it ships soon.\nMaria`,
     after: `Dear Marco,\nOrder ${i} is confirmed, it ships soon.\nMaria`,
   });
-  await assert.rejects(mem.signals("ana", [sig(0, 1), { ts: "2025-03-01T10:00:00Z", kind: "clicked", agent: "email" }]), /signal 2/);
+  await assert.rejects(mem.signals("ana", [sig(0, 1), { ts: "2025-03-01T10:00:00Z", kind: "clicked", agent: "email" }]), /line 2/);
   const { ids } = await mem.signals("ana", [0, 1, 2, 3, 4, 5].map((i) => sig(i, 1)));
   assert.equal(ids.length, 6);
   const n1 = await mem.nightly("ana", { now: Date.parse("2025-03-02T02:00:00Z"), budget: 4 });

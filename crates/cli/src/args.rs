@@ -182,6 +182,11 @@ pub struct Remember {
     /// A tag (repeatable)
     #[arg(long = "tag", value_name = "TAG")]
     pub tags: Vec<String>,
+    /// Where the text comes from: user (the person at this terminal, the default), admin,
+    /// agent, tool, web, email or unknown. Only user and admin are trusted: text of any other
+    /// origin is marked untrusted in the context, and withheld when it reads as instructions
+    #[arg(long, default_value = "user")]
+    pub origin: Origin,
 }
 
 impl Remember {
@@ -192,6 +197,7 @@ impl Remember {
             "outcome": self.outcome, "verdict": self.verdict, "agent": self.agent,
             "kind": self.kind, "tool": self.tool, "stage": self.stage,
             "error_class": self.error_class, "entities": self.entities, "tags": self.tags,
+            "origin": self.origin,
         }))
     }
 }
@@ -201,6 +207,11 @@ pub struct Ingest {
     /// JSONL file, one episode per line: {ts, text, outcome, verdict, agent, tool, tags, …}
     #[arg(value_name = "FILE.jsonl")]
     pub file: PathBuf,
+    /// The most trusted origin a line may claim (by its "origin" or "source"): unknown (the
+    /// default: a file is untrusted unless you vouch for it), user or admin. A line claiming
+    /// user or admin beyond this is refused, and then nothing is stored
+    #[arg(long, default_value = "unknown")]
+    pub origin: Origin,
 }
 
 #[derive(Args, Debug)]

@@ -2,16 +2,14 @@
 //! With `--json` each prints one JSON document: the engine's JSON shapes (`mnemo_json`), the
 //! same as `mnemo-host` prints from the component.
 
-use std::io::{BufRead, BufReader};
-
-use mnemo::engine::{FactInput, FactWrite};
+use mnemo::engine::{FactInput, FactWrite, IngestOptions};
 use mnemo::record::json::episode_from_json;
 use mnemo::record::Fact;
 use mnemo::store::file::FileStore;
 use mnemo::time::{format_date, DAY};
-use mnemo::{Config, Embedder, Engine, Query, Remembered, Role};
+use mnemo::{Config, Engine, Query, Remembered};
 use mnemo_json::Json;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::args::{self, Globals};
 
@@ -294,49 +292,38 @@ pub fn rules(g: &Globals, a: &args::Rules) -> Result<(), String> {
     Ok(())
 }
 
-/// Stores each line of a JSONL file as an episode, embedding them in one batch.
+/// Stores the lines of a JSONL file as episodes, all or nothing (`engine::import`): every line
+/// is checked and embedded first, then one atomic batch stores them; lines imported before are
+/// skipped.
 pub fn ingest(g: &Globals, a: &args::Ingest) -> Result<(), String> {
     let path = a.file.display();
-    let file = std::fs::File::open(&a.file).map_err(|e| format!("{path}: {e}"))?;
-    let mut episodes = Vec::new();
-    for (n, line) in BufReader::new(file).lines().enumerate() {
-        let at = format!("{path} line {}", n + 1);
-        let line = line.map_err(|e| format!("{at}: {e}"))?;
-        // A UTF-8 byte order mark (editors on Windows write one) is not part of the JSON.
-        let line = if n == 0 { line.trim_start_matches('\u{feff}') } else { &line };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: Value = line.parse().map_err(|e| format!("{at}: not JSON: {e}"))?;
-        let e = episode_from_json(&v).map_err(|e| format!("{at}: {e}"))?;
-        episodes.push(e);
-    }
-    let mut embedder = crate::load(&g.model_dir())?;
-    let bar = crate::progress::bar(episodes.len() as u64, "embedding");
-    let mut vectors = Vec::with_capacity(episodes.len());
-    for chunk in episodes.chunks(32) {
-        let texts: Vec<&str> = chunk.iter().map(|e| e.text.as_str()).collect();
-        vectors.extend(embedder.embed(&texts, Role::Passage).map_err(err)?);
-        bar.inc(chunk.len() as u64);
-    }
-    bar.finish_and_clear();
+    let body = std::fs::read(&a.file).map_err(|e| format!("{path}: read: {e}"))?;
+    let body = String::from_utf8(body).map_err(|e| format!("{path}: not UTF-8: {e}"))?;
+    let embedder = crate::load(&g.model_dir())?;
     let mut engine = open(g, false)?.with_embedder(Box::new(embedder));
-    let (mut kept, mut dropped) = (0, 0);
-    for (e, v) in episodes.into_iter().zip(vectors) {
-        match engine.remember(&g.ns, e, Some(&v.vector)).map_err(err)? {
-            Remembered::Stored { .. } => kept += 1,
-            Remembered::Discarded { .. } => dropped += 1,
-        }
-    }
+    let options = IngestOptions { origin: a.origin, now: g.now() };
+    let bar = crate::progress::bar(0, "embedding");
+    let r = engine
+        .ingest_jsonl_with(&g.ns, &body, &options, None, &mut |done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        })
+        .map_err(|e| format!("{path}: {} (nothing was stored)", err(e)))?;
+    bar.finish_and_clear();
     // Seals the vectors and, past `snapshot_after` changes, snapshots the namespace so the
     // next command opens it without rebuilding.
     engine.maintain(false, None).map_err(err)?;
     let ns = &g.ns;
+    let (kept, dropped, dup) = (r.stored.len(), r.discarded.len(), r.duplicates.len());
     if g.json {
-        println!("{}", json!({"ns": ns, "ingested": kept, "discarded": dropped}));
+        println!(
+            "{}",
+            json!({"ns": ns, "ingested": kept, "discarded": dropped, "duplicates": dup, "ids": r.stored})
+        );
     } else {
         println!(
-            "ingested {kept} episodes into namespace {ns:?} ({dropped} discarded by the write policy)"
+            "ingested {kept} episodes into namespace {ns:?} ({dropped} discarded by the write \
+             policy, {dup} imported before)"
         );
     }
     Ok(())

@@ -278,6 +278,16 @@ impl Guest for Component {
         with(|e| e.signal_json(&ns, &signal))
     }
 
+    fn ingest(
+        ns: String,
+        jsonl: String,
+        origin: String,
+        now: i64,
+        vectors: Option<Vec<Vec<f32>>>,
+    ) -> std::result::Result<String, WitError> {
+        with(|e| Json(&mut *e).ingest(&ns, &jsonl, &origin, now, vectors.as_deref()))
+    }
+
     fn signals(ns: String, jsonl: String) -> std::result::Result<String, WitError> {
         with(|e| Json(&mut *e).signals(&ns, &jsonl))
     }

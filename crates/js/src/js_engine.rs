@@ -326,7 +326,27 @@ impl WasmEngine {
         self.inner.signal_json(ns, signal).map_err(js_error)
     }
 
-    /// Stores JSON Lines of signals, every line checked first; returns `{ids}`.
+    /// Stores JSON Lines of episodes all or nothing (one atomic batch; lines imported before
+    /// are skipped), trusted up to `origin`; returns `{stored, discarded, duplicates}`.
+    /// `vectors`: the host's, one per non-blank line, laid end to end (the engine's dimension
+    /// each), when the engine has no embedder.
+    pub fn ingest(
+        &mut self,
+        ns: &str,
+        jsonl: &str,
+        origin: &str,
+        now: f64,
+        vectors: Option<Vec<f32>>,
+    ) -> Result<String, JsValue> {
+        let dim = self.inner.config().dim.max(1);
+        let split = vectors.map(|v| v.chunks(dim).map(<[f32]>::to_vec).collect::<Vec<_>>());
+        Json(&mut self.inner)
+            .ingest(ns, jsonl, origin, now as i64, split.as_deref())
+            .map_err(js_error)
+    }
+
+    /// Stores JSON Lines of signals all or nothing (one atomic batch; lines imported before
+    /// are skipped); returns `{ids, duplicates}`.
     pub fn signals(&mut self, ns: &str, jsonl: &str) -> Result<String, JsValue> {
         Json(&mut self.inner).signals(ns, jsonl).map_err(js_error)
     }

@@ -67,10 +67,10 @@ impl<S: KvStore, R: Deref<Target = Engine<S>>> Json<R> {
 }
 
 impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
-    /// [`Engine::signals_json`] over JSON Lines text; returns `{ids}`.
+    /// [`Engine::signals_jsonl`]: all or nothing; returns `{ids, duplicates}` (a line imported
+    /// before keeps its signal's id).
     pub fn signals(&mut self, ns: &str, jsonl: &str) -> Result<String> {
-        let lines: Vec<&str> = jsonl.lines().filter(|l| !l.trim().is_empty()).collect();
-        out_tree(json!({ "ids": self.0.signals_json(ns, &lines)? }))
+        out(self.0.signals_jsonl(ns, jsonl)?)
     }
 
     /// [`Engine::observe`] as JSON.

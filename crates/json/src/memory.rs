@@ -5,7 +5,9 @@ use std::ops::{Deref, DerefMut};
 use mnemo::Engine;
 use serde_json::{json, Value};
 
-use mnemo::engine::{Config, FactInput, FactWrite, Filter, Opened, Query, Recall, Remembered};
+use mnemo::engine::{
+    Config, FactInput, FactWrite, Filter, IngestOptions, Opened, Query, Recall, Remembered,
+};
 
 use crate::{out, out_tree, parse, str_of, strings, value, Json};
 use mnemo::embed::passages::{Passage, TextVectors};
@@ -204,6 +206,29 @@ impl<S: KvStore, R: DerefMut<Target = Engine<S>>> Json<R> {
         }
     }
 
+    /// [`Engine::ingest_jsonl`]: the lines of `jsonl` as episodes, all or nothing, trusted up
+    /// to `origin` (`unknown` unless the caller vouches for the file). Returns `{stored: [id],
+    /// discarded: [{line, reason}], duplicates: [{line, id}]}`.
+    /// `vectors`: the host's, one per non-blank line, when the engine has no embedder.
+    pub fn ingest(
+        &mut self,
+        ns: &str,
+        jsonl: &str,
+        origin: &str,
+        now: i64,
+        vectors: Option<&[Vec<f32>]>,
+    ) -> Result<String> {
+        let options = IngestOptions { origin: origin.parse()?, now };
+        let r = self.0.ingest_jsonl_with(ns, jsonl, &options, vectors, &mut |_, _| {})?;
+        out_tree(json!({
+            "stored": r.stored,
+            "discarded": r.discarded.iter().map(|(l, why)| json!({"line": l, "reason": why}))
+                .collect::<Vec<_>>(),
+            "duplicates": r.duplicates.iter().map(|(l, id)| json!({"line": l, "id": id}))
+                .collect::<Vec<_>>(),
+        }))
+    }
+
     /// [`Engine::recall`] from a JSON query (`text`, `k`, `filter`, `touch`,
     /// `timeExpressions`, `includeCold`, `formula`, `scoring`: see [`scoring`]); returns `{hits: [{episode, explanation}], window, windowDropped}`.
     pub fn recall(
@@ -345,4 +370,18 @@ fn passages_from_json(v: &Value) -> Result<Vec<Passage>> {
             Ok(Passage { start: offset("start")?, end: offset("end")?, vector })
         })
         .collect()
+}
+
+/// Refuses an episode (JSON text) dated more than [`mnemo::engine::MAX_FUTURE_MS`] after
+/// `now`.
+pub(crate) fn check_not_future(episode: &str, now: i64) -> Result<()> {
+    let e = episode_from_json(&parse(episode, "episode")?)?;
+    if e.created_at > now.saturating_add(mnemo::engine::MAX_FUTURE_MS) {
+        return Err(Error::InvalidInput(format!(
+            "the episode is dated {} ms after now, more than a day ahead: check its time (and \
+             its zone)",
+            e.created_at - now
+        )));
+    }
+    Ok(())
 }

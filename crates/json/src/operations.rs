@@ -133,6 +133,19 @@ impl Args<'_> {
             .map(Some)
     }
 
+    fn vectors(&self, name: &str) -> Result<Option<Vec<Vec<f32>>>> {
+        let Some(v) = self.field(name) else { return Ok(None) };
+        let list = v.as_array().ok_or_else(|| Self::missing(name, "a list of vectors"))?;
+        list.iter()
+            .map(|x| Args(x).vector_of().ok_or_else(|| Self::missing(name, "a list of vectors")))
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+
+    fn vector_of(&self) -> Option<Vec<f32>> {
+        self.0.as_array()?.iter().map(|x| x.as_f64().map(|f| f as f32)).collect()
+    }
+
     fn bytes(&self, name: &str) -> Result<Vec<u8>> {
         let list = self.field(name).and_then(Value::as_array);
         let list = list.ok_or_else(|| Self::missing(name, "a list of bytes"))?;
@@ -194,7 +207,19 @@ const WORKING: &str = "working memory lives in one process, and each command is 
 operations! {
     /// Store one episode (something that happened), embedding it unless a vector comes with it.
     remember { js: "remember", wit: "remember", cli: Command("remember"), mcp: Tool("remember") }
-    => |j, ns, a, now| j.remember(ns, &a.object("episode")?, a.vector("vector")?.as_deref());
+    => |j, ns, a, now| {
+        let episode = a.object("episode")?;
+        crate::memory::check_not_future(&episode, now)?;
+        j.remember(ns, &episode, a.vector("vector")?.as_deref())
+    };
+
+    /// Store JSON Lines of episodes, all or nothing; lines imported before are skipped.
+    ingest { js: "ingest", wit: "ingest", cli: Command("ingest"),
+        mcp: NoMcp("a bulk import for hosts; an agent remembers each episode as it happens") }
+    => |j, ns, a, now| {
+        let vectors = a.vectors("vectors")?;
+        j.ingest(ns, a.text("jsonl")?, a.text_or("origin", "unknown")?, now, vectors.as_deref())
+    };
 
     /// Find the episodes that best answer a query, each with its score explained.
     recall { js: "recall", wit: "recall", cli: Command("recall"), mcp: Tool("recall") }

@@ -11,7 +11,7 @@
 
 /** The instance methods of `Mnemo` the worker runs (all asynchronous here). */
 export const METHODS = [
-  "open", "close", "remember", "recall", "context", "taskStart", "taskStep", "workingMemory", "taskEnd",
+  "open", "close", "remember", "ingest", "recall", "context", "taskStart", "taskStep", "workingMemory", "taskEnd",
   "expand", "setStatus", "timeline", "setFact", "fact", "facts", "factHistory", "rollbackFact",
   "addRule", "rules", "setRuleStatus", "assertTriple", "triples", "recallObservations", "signal", "signals", "observe", "observations", "feedback", "promote",
   "outcome", "outcomeReport", "nightly", "replayScenario", "nightlyLog", "stats", "recency",

@@ -10,16 +10,39 @@ use crate::store::{Batch, KvStore, Namespace, Table};
 
 /// The first free id at time `ts` in `table` (`ts << 10 | seq`, seq < 1024).
 pub(crate) fn free_id(store: &impl KvStore, ns: &Namespace, table: Table, ts: i64) -> Result<u64> {
+    free_id_in(store, ns, table, ts, &Default::default())
+}
+
+/// The first free signal id at time `ts` that is not `taken` (ids of one batch being built).
+pub(crate) fn free_id_besides(
+    store: &impl KvStore,
+    ns: &Namespace,
+    ts: i64,
+    taken: &std::collections::HashSet<u64>,
+) -> Result<u64> {
+    free_id_in(store, ns, Table::Signal, ts, taken)
+}
+
+fn free_id_in(
+    store: &impl KvStore,
+    ns: &Namespace,
+    table: Table,
+    ts: i64,
+    taken: &std::collections::HashSet<u64>,
+) -> Result<u64> {
     if !(0..(1i64 << 43)).contains(&ts) {
         return Err(Error::InvalidInput(format!("time {ts} ms is outside 1970–2248")));
     }
     let base = (ts as u64) << 10;
     for seq in 0..1024 {
-        if store.get(&ns.key(table, &(base | seq).to_be_bytes()))?.is_none() {
-            return Ok(base | seq);
+        let id = base | seq;
+        if !taken.contains(&id) && store.get(&ns.key(table, &id.to_be_bytes()))?.is_none() {
+            return Ok(id);
         }
     }
-    Err(Error::InvalidInput(format!("more than 1024 records at {ts} ms: space them out")))
+    Err(Error::InvalidInput(format!(
+        "more than 1024 records at {ts} ms: space them out (nothing was stored)"
+    )))
 }
 
 impl<S: KvStore> Engine<S> {
@@ -52,23 +75,6 @@ impl<S: KvStore> Engine<S> {
         }
         let id = self.signal(ns, s)?;
         Ok(serde_json::json!({ "id": id }).to_string())
-    }
-
-    /// Checks every signal first, then stores them in order (one batch each); a bad one is
-    /// an error naming its position, and then nothing is stored.
-    pub fn signals_json(&mut self, ns: &str, lines: &[&str]) -> Result<Vec<u64>> {
-        let keep = self.config.learning.keep_signal_texts;
-        let mut parsed = Vec::with_capacity(lines.len());
-        for (i, line) in lines.iter().enumerate() {
-            let v: serde_json::Value = line
-                .parse()
-                .map_err(|e| Error::InvalidInput(format!("signal {} is not JSON: {e}", i + 1)))?;
-            parsed.push(signal_from_json(&v, keep).map_err(|e| match e {
-                Error::InvalidInput(m) => Error::InvalidInput(format!("signal {}: {m}", i + 1)),
-                other => other,
-            })?);
-        }
-        parsed.into_iter().map(|s| self.signal(ns, s)).collect()
     }
 
     /// Signals of `ns` with `from <= ts < to`, oldest first.

@@ -55,6 +55,7 @@
 use sha2::{Digest, Sha256};
 
 use super::erase_options::{check_share, check_subject, EraseOptions};
+use crate::engine::import::{EPISODE_LINE, SIGNAL_LINE};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::record::outcome::{decode_weights, encode_weights, Retrieval};
@@ -702,6 +703,19 @@ impl<S: KvStore> Engine<S> {
                         if !p.rules_gone.contains(&rid) {
                             p.rules_gone.push(rid);
                         }
+                    }
+                }
+                Table::Imported => {
+                    // A line's identity goes with the record it became (`engine::import`).
+                    let record = crate::engine::import::decode_identity(v).ok();
+                    let gone = match id.first() {
+                        Some(&EPISODE_LINE) => record.is_some_and(|r| p.episodes.contains(&r)),
+                        Some(&SIGNAL_LINE) => record.is_some_and(|r| p.signals.contains(&r)),
+                        _ => false,
+                    };
+                    if gone || record.is_none() {
+                        p.batch.delete(k.to_vec());
+                        p.tally.add(table, 1, 0);
                     }
                 }
                 Table::Snapshot => p.snapshot = true,

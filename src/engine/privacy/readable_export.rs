@@ -97,7 +97,7 @@ impl<S: KvStore> Engine<S> {
                     snapshot += 1;
                     return Ok(());
                 }
-                Table::Meta | Table::Learning => return Ok(()),
+                Table::Meta | Table::Learning | Table::Imported => return Ok(()),
             };
             match decoded {
                 Ok((name, j)) => push(name, j),
