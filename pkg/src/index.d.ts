@@ -236,6 +236,11 @@ export interface ErasureReceipt {
   episodeIds: number[];
   /** True when the storage rewrote its bytes (log adapters, memory); false when it only deleted keys. */
   vacuumed: boolean;
+  /**
+   * Why the vacuum failed: the erasure is committed (nothing returns the erased records) but
+   * their bytes may stay in the backend's files until the vacuum, retried at every open, runs.
+   */
+  vacuumError?: string;
   /** A dry run: what would go; nothing changed. */
   dryRun: boolean;
   /** What the storage did with the erased bytes. */

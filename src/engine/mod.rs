@@ -247,6 +247,8 @@ pub struct Engine<S: KvStore> {
     /// Snapshots a host is handing over part by part before it loads their namespace
     /// (`engine::lazy`).
     feeds: HashMap<String, Feed>,
+    /// Why the last attempt to finish an erasure's vacuum failed (retried at each load).
+    vacuum_failed: Option<String>,
 }
 
 impl<S: KvStore> Engine<S> {
@@ -264,6 +266,7 @@ impl<S: KvStore> Engine<S> {
             references: Default::default(),
             next_reference: 0,
             feeds: HashMap::new(),
+            vacuum_failed: None,
         }
     }
 
@@ -338,11 +341,14 @@ impl<S: KvStore> Engine<S> {
     /// borrowed beside it: what a capability that writes a batch and then updates the
     /// namespace's indexes works on.
     pub(crate) fn loaded(&mut self, ns: &Namespace) -> Result<Loaded<'_, S>> {
-        let Engine { namespaces, feeds, store, config, .. } = self;
+        let Engine { namespaces, feeds, store, config, vacuum_failed, .. } = self;
         let space = match namespaces.entry(ns.as_str().to_string()) {
             std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
             std::collections::hash_map::Entry::Vacant(v) => {
-                privacy::erase::finish_vacuum(store)?;
+                // A vacuum that cannot run now (a read-only directory, a full disk) leaves the
+                // store usable: the erased records are gone from every answer, and the vacuum
+                // is tried again at the next load (`quarantined` says so meanwhile).
+                *vacuum_failed = privacy::erase::finish_vacuum(store).err().map(|e| e.to_string());
                 let fed = feeds.remove(ns.as_str());
                 let failed = fed.as_ref().and_then(|f| f.failure().map(str::to_string));
                 match LoadedNamespace::load(store, ns, config, fed) {

@@ -19,6 +19,16 @@ impl<S: KvStore> Engine<S> {
         let mut list = self.space(&ns)?.quarantined.clone();
         // The backend's own damage belongs to no namespace and no known episode: every
         // namespace reports it (episode 0: unknown).
+        if let Some(why) = &self.vacuum_failed {
+            list.push(Quarantined {
+                key: "store".into(),
+                episode: 0,
+                reason: format!(
+                    "an erasure's vacuum is pending (erased bytes may remain in the backend's \
+                     files until it runs; it is retried at every open): {why}"
+                ),
+            });
+        }
         list.extend(self.store.damage().into_iter().map(|reason| Quarantined {
             key: "store".into(),
             episode: 0,

@@ -320,7 +320,14 @@ impl FileStore {
         if let Ok(d) = File::open(&self.dir) {
             let _ = d.sync_all(); // directory entry durability, where the OS allows it
         }
-        self.file = open_append(&path)?;
+        self.file = match open_append(&path) {
+            Ok(f) => f,
+            Err(e) => {
+                // The handle held points at the replaced file: writing there would be lost.
+                self.stale = true;
+                return Err(e);
+            }
+        };
         self.log_bytes = record.len() as u64;
         self.torn = None;
         for d in &mut self.damage {

@@ -190,6 +190,14 @@ pub fn run(g: &Globals, c: &Privacy, calls: &mut dyn Calls) -> Result<(), String
                 calls.erase(ns, &what, now)?
             };
             println!("{out}");
+            let receipt: serde_json::Value = out.parse().unwrap_or_default();
+            if let Some(why) = receipt.get("vacuumError").and_then(|v| v.as_str()) {
+                return Err(format!(
+                    "the erasure is committed (the receipt above), but the vacuum that removes \
+                     its bytes from the store's files failed: {why}. Fix that (space, \
+                     permissions); the next command finishes it"
+                ));
+            }
         }
         Privacy::Correct { id, text, verdict } => {
             let fix = json!({"text": text, "verdict": verdict}).to_string();

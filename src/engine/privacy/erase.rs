@@ -123,6 +123,11 @@ pub struct Receipt {
     pub episode_ids: Vec<u64>,
     /// The backend's vacuum ran (deleted bytes rewritten away where the backend can).
     pub vacuumed: bool,
+    /// Why the vacuum failed (a read-only directory, a full disk): the erasure is committed
+    /// and no command returns the erased records, but their bytes may stay in the backend's
+    /// files until the vacuum, retried on every later open, succeeds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vacuum_error: Option<String>,
     /// A dry run: what would go, nothing changed (`privacy::erase_options`).
     pub dry_run: bool,
     /// The scan after the erasure.
@@ -130,9 +135,9 @@ pub struct Receipt {
 }
 
 impl Receipt {
-    /// True when the scan found nothing left.
+    /// True when the scan found nothing left and the vacuum ran (a dry run verifies nothing).
     pub fn verified(&self) -> bool {
-        self.verification.occurrences == 0 && self.verification.leftover_keys == 0
+        self.vacuumed && self.verification.occurrences == 0 && self.verification.leftover_keys == 0
     }
 }
 
@@ -348,7 +353,7 @@ impl Erasure {
 /// is left behind (a namespace may be derived from an email address).
 pub const VACUUM_PENDING: &[u8] = b"g/vacuum-pending";
 
-/// Vacuums `store` when an erasure was cut short before its vacuum.
+/// Vacuums `store` when an erasure was cut short before its vacuum, or its vacuum failed.
 pub(crate) fn finish_vacuum(store: &mut impl KvStore) -> Result<()> {
     let pending = VACUUM_PENDING.to_vec();
     if store.get(&pending)?.is_some() {
@@ -392,6 +397,7 @@ fn dry_run(
         layers: plan.tally.0,
         episode_ids: plan.episodes,
         vacuumed: false,
+        vacuum_error: None,
         dry_run: true,
         verification: Verification {
             records_scanned: 0,
@@ -560,12 +566,16 @@ impl<S: KvStore> Engine<S> {
         }
         self.store.write(&plan.batch)?;
         self.namespaces.remove(nsc.as_str());
-        self.vacuum_after_erasure()?;
+        // The erasure is committed: a failed vacuum is said in the receipt, and retried on
+        // every later open (`VACUUM_PENDING`), never an error that leaves the store unusable.
+        let vacuum_error = self.vacuum_after_erasure().err().map(|e| e.to_string());
+        self.vacuum_failed.clone_from(&vacuum_error);
         let gone: &[u64] = if plan.kept { &[] } else { &plan.episodes };
         let texts = Texts::new(std::mem::take(&mut plan.texts));
         let verification = self.verify(nsc, &plan.words, &texts, gone)?;
         Ok(Receipt {
-            vacuumed: true,
+            vacuumed: vacuum_error.is_none(),
+            vacuum_error,
             dry_run: false,
             verification,
             ..dry_run(nsc, scope, subject, plan, now)
