@@ -247,3 +247,60 @@ fn a_signal_import_is_one_batch_checked_whole() {
     assert_eq!((again.ids, again.duplicates), (r.ids, 1024), "a rerun stores nothing twice");
     assert_eq!(dump(&e), once);
 }
+
+#[test]
+fn a_damaged_fact_or_rule_is_left_out_listed_and_kept_and_only_the_user_replaces_it() {
+    use mnemo::engine::{ContextRequest, FactInput, FactWrite};
+    use mnemo::record::{RuleStatus, Source};
+    let mut e = filled();
+    for (k, v) in [("language", "Italian"), ("tone", "brief")] {
+        e.write_fact("ana", &FactInput::new(k, v), NOW).unwrap();
+    }
+    e.add_rule("ana", "Always cite the invoice number", "", RuleStatus::Active, Origin::User, NOW)
+        .unwrap();
+    let rule =
+        e.add_rule("ana", "Never skip the review", "", RuleStatus::Active, Origin::User, NOW);
+    let ns = Namespace::new("ana").unwrap();
+    let fact_key = ns.key(Table::Fact, b"language");
+    let mut bytes = e.store().get(&fact_key).unwrap().unwrap();
+    let n = bytes.len();
+    bytes[n - 3] ^= 0x40; // its inner checksum no longer matches
+    poke(&mut e, fact_key.clone(), bytes.clone());
+    let rule_key = ns.key(Table::Rule, &rule.unwrap().to_be_bytes());
+    poke(&mut e, rule_key.clone(), vec![9, 9, 9]);
+    // Lists and the context go on without them.
+    let facts = e.facts("ana", NOW, &[], false).unwrap();
+    assert_eq!(facts.iter().map(|f| f.key.as_str()).collect::<Vec<_>>(), ["tone"]);
+    assert_eq!(e.rules("ana", &[]).unwrap().len(), 1);
+    let mut request = ContextRequest::new("Which invoice?");
+    request.vector = Some(vector("invoice"));
+    let c = e.context("ana", &request, NOW).unwrap();
+    assert!(c.text.contains("brief") && c.text.contains("cite the invoice"), "{}", c.text);
+    // Each is listed, and kept byte for byte.
+    let q = e.quarantined("ana").unwrap();
+    assert!(
+        q.iter().any(|q| q.key.ends_with("/f/language") && q.reason.contains("facts")),
+        "{q:?}"
+    );
+    assert!(q.iter().any(|q| q.reason.contains("rules record unreadable")), "{q:?}");
+    let doc: serde_json::Value = e.export_json("ana", NOW).unwrap().parse().unwrap();
+    assert_eq!(doc["unreadable"].as_array().map(Vec::len), Some(2), "{}", doc["unreadable"]);
+    // Reading that fact is a typed error; an agent's write cannot replace what it cannot see.
+    assert_eq!(e.fact("ana", "language", NOW, true).unwrap_err().code(), "CORRUPT");
+    let agent = FactInput { origin: Origin::Web, ..FactInput::new("language", "English") };
+    assert_eq!(e.write_fact("ana", &agent, NOW).unwrap_err().code(), "CORRUPT");
+    assert_eq!(e.store().get(&fact_key).unwrap(), Some(bytes.clone()), "unchanged");
+    // The user's explicit word does, and the damaged bytes move into the history.
+    let user = FactInput {
+        source: Source::Explicit,
+        origin: Origin::User,
+        ..FactInput::new("language", "German")
+    };
+    let FactWrite::Written { version } = e.write_fact("ana", &user, NOW + 1).unwrap() else {
+        panic!("the user's write replaces a damaged record")
+    };
+    assert_eq!(e.fact("ana", "language", NOW + 2, false).unwrap().unwrap().value, "German");
+    let kept = e.store().scan(&ns.table_prefix(Table::FactHistory), None, 10).unwrap();
+    assert!(kept.iter().any(|(_, v)| *v == bytes), "the damaged record is kept in the history");
+    assert_eq!(version, 2, "the version after the damaged record's place in the history");
+}

@@ -168,8 +168,30 @@ impl<S: KvStore> Engine<S> {
             }
             p => p,
         };
-        let current = self.fact_record(&ns, key)?;
         let mut batch = Batch::new();
+        let mut after_damaged = None;
+        let current = match self.fact_record(&ns, key) {
+            Err(Error::Corrupt { detail, .. }) => {
+                // The current record cannot be read, so who set it is unknown: only the user's
+                // own explicit word replaces it, and its bytes are kept in the history.
+                if !(f.origin == Origin::User && source == Source::Explicit) {
+                    return Err(Error::Corrupt {
+                        what: format!("fact {key:?} of namespace {}", ns.as_str()),
+                        detail: format!(
+                            "{detail}; it is left out of every answer (see quarantined), and \
+                             only the user's explicit write (source explicit, origin user) \
+                             replaces it"
+                        ),
+                    });
+                }
+                let damaged = self.store.get(&ns.key(Table::Fact, key.as_bytes()))?;
+                let kept = self.last_history_version(&ns, key)? + 1;
+                batch.put(history_key(&ns, key, kept), damaged.unwrap_or_default());
+                after_damaged = Some(kept + 1);
+                None
+            }
+            other => other?,
+        };
         let version = match &current {
             Some(c)
                 if !c.expired(now)
@@ -189,7 +211,10 @@ impl<S: KvStore> Engine<S> {
                 batch.put(history_key(&ns, key, c.version), c.encode());
                 c.version + 1
             }
-            None => self.last_history_version(&ns, key)? + 1,
+            None => match after_damaged {
+                Some(v) => v,
+                None => self.last_history_version(&ns, key)? + 1,
+            },
         };
         let fact = Fact {
             key: key.to_string(),
@@ -212,8 +237,19 @@ impl<S: KvStore> Engine<S> {
         self.store.get(&ns.key(Table::Fact, key.as_bytes()))?.map(|b| Fact::decode(&b)).transpose()
     }
 
+    /// The highest version in `key`'s history, read from the record keys (so a damaged
+    /// record's version is never reused).
     fn last_history_version(&self, ns: &Namespace, key: &str) -> Result<u32> {
-        Ok(self.fact_history(ns.as_str(), key)?.last().map_or(0, |f| f.version))
+        let prefix = history_key(ns, key, 0);
+        let prefix = &prefix[..prefix.len() - 4];
+        let mut last = 0;
+        scan_all(&self.store, prefix, None, |k, _| {
+            if let Ok(v) = k[prefix.len()..].try_into().map(u32::from_be_bytes) {
+                last = last.max(v);
+            }
+            Ok(())
+        })?;
+        Ok(last)
     }
 
     /// The current value of `key` at `now`: `None` when unset, expired, or below the
@@ -245,7 +281,8 @@ impl<S: KvStore> Engine<S> {
         let ns = Namespace::new(ns)?;
         let mut out = Vec::new();
         scan_all(&self.store, &ns.table_prefix(Table::Fact), None, |_, v| {
-            let f = Fact::decode(v)?;
+            // An unreadable record is left out (and listed by `quarantined`).
+            let Ok(f) = Fact::decode(v) else { return Ok(()) };
             if !f.expired(now)
                 && (policies.is_empty() || policies.contains(&f.policy))
                 && (include_low_confidence || f.confidence >= self.config.min_fact_confidence)
@@ -265,10 +302,12 @@ impl<S: KvStore> Engine<S> {
         prefix.push(0);
         let mut out = Vec::new();
         scan_all(&self.store, &ns.key(Table::FactHistory, &prefix), None, |_, v| {
-            out.push(Fact::decode(v)?);
+            // An unreadable record is left out (and listed by `quarantined`).
+            out.extend(Fact::decode(v).ok());
             Ok(())
         })?;
-        out.extend(self.fact_record(&ns, key)?);
+        // A damaged current record is left out (listed by `quarantined`).
+        out.extend(self.fact_record(&ns, key).ok().flatten());
         Ok(out)
     }
 
@@ -377,7 +416,8 @@ impl<S: KvStore> Engine<S> {
         }
         for table in tables {
             scan_all(&self.store, &ns.key(table, prefix.as_bytes()), None, |_, v| {
-                out.push(Triple::decode(v)?);
+                // An unreadable record is left out (and listed by `quarantined`).
+                out.extend(Triple::decode(v).ok());
                 Ok(())
             })?;
         }

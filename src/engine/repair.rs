@@ -4,9 +4,33 @@ use super::namespace::Quarantined;
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::record::episode::encode_vectors;
-use crate::record::Episode;
+use crate::record::{Episode, Fact, Observation, Rule, Signal, Triple};
 use crate::store::scan::scan_all;
 use crate::store::{Batch, KvStore, Namespace, Table};
+
+/// The tables read as lists (facts, rules, signals…), where an unreadable record is left out
+/// rather than failing the list: `quarantined` names each.
+const LISTED: [Table; 7] = [
+    Table::Fact,
+    Table::FactHistory,
+    Table::Triple,
+    Table::TripleHistory,
+    Table::Rule,
+    Table::Signal,
+    Table::Observation,
+];
+
+/// Whether a record of `table` decodes.
+fn readable(table: Table, v: &[u8]) -> Result<()> {
+    match table {
+        Table::Fact | Table::FactHistory => Fact::decode(v).map(drop),
+        Table::Triple | Table::TripleHistory => Triple::decode(v).map(drop),
+        Table::Rule => Rule::decode(v).map(drop),
+        Table::Signal => Signal::decode(v).map(drop),
+        Table::Observation => Observation::decode(v).map(drop),
+        _ => Ok(()),
+    }
+}
 
 /// Episodes embedded per call to the embedder while re-embedding.
 const EMBED_BATCH: usize = 32;
@@ -17,6 +41,22 @@ impl<S: KvStore> Engine<S> {
     pub fn quarantined(&mut self, ns: &str) -> Result<Vec<Quarantined>> {
         let ns = Namespace::new(ns)?;
         let mut list = self.space(&ns)?.quarantined.clone();
+        for table in LISTED {
+            scan_all(&self.store, &ns.table_prefix(table), None, |k, v| {
+                if let Err(e) = readable(table, v) {
+                    list.push(Quarantined {
+                        key: String::from_utf8_lossy(k).into_owned(),
+                        episode: 0,
+                        reason: format!(
+                            "{} record unreadable: {e}; left out of every answer and list, \
+                             kept as it is",
+                            table.name()
+                        ),
+                    });
+                }
+                Ok(())
+            })?;
+        }
         // The backend's own damage belongs to no namespace and no known episode: every
         // namespace reports it (episode 0: unknown).
         if let Some(why) = &self.vacuum_failed {

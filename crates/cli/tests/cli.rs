@@ -486,6 +486,15 @@ fn a_flipped_bit_in_the_last_record_is_reported_never_cut() {
     run(&["remember", "other"]);
     let after = std::fs::read(&log).unwrap();
     assert!(after.starts_with(&bytes), "the damaged record is still in the log");
+    // Now a damaged record in the middle: the export writes what is readable and lists it.
+    let file = d.join("access.json");
+    run(&["export", file.to_str().unwrap(), "--readable"]);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let texts: Vec<&str> =
+        doc["episodes"].as_array().unwrap().iter().filter_map(|e| e["text"].as_str()).collect();
+    assert_eq!(texts, ["first", "other"], "{doc}");
+    let unreadable = doc["unreadable"].as_array().unwrap();
+    assert!(unreadable.iter().any(|u| u["table"] == "store"), "{doc}");
 }
 
 /// A file that starts with a UTF-8 byte order mark reads as the same file without it.

@@ -65,7 +65,8 @@ fn obs_key(ns: &Namespace, id: u64) -> Vec<u8> {
 pub(crate) fn load_observations(store: &impl KvStore, ns: &Namespace) -> Result<Vec<Observation>> {
     let mut out = Vec::new();
     scan_all(store, &ns.table_prefix(Table::Observation), None, |_, v| {
-        out.push(Observation::decode(v)?);
+        // An unreadable record is left out (and listed by `quarantined`).
+        out.extend(Observation::decode(v).ok());
         Ok(())
     })?;
     Ok(out)

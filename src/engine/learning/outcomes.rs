@@ -109,7 +109,8 @@ impl<S: KvStore> Engine<S> {
         }
         let mut ids = Vec::new();
         scan_all(&self.store, &ns.table_prefix(Table::Rule), None, |_, v| {
-            let r = Rule::decode(v)?;
+            // An unreadable record is left out (and listed by `quarantined`).
+            let Ok(r) = Rule::decode(v) else { return Ok(()) };
             if r.status == RuleStatus::Active {
                 ids.push(r.id);
             }

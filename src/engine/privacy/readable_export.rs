@@ -76,9 +76,8 @@ impl<S: KvStore> Engine<S> {
                                 json!({"outcome": o, "at": at, "reporter": reporter}),
                             );
                         }
-                        Err(e) => {
-                            unreadable.push(json!({"table": table.name(), "reason": e.to_string()}))
-                        }
+                        Err(e) => unreadable.push(json!({"table": table.name(),
+                                "key": String::from_utf8_lossy(k), "reason": e.to_string()})),
                     }
                     return Ok(());
                 }
@@ -101,10 +100,17 @@ impl<S: KvStore> Engine<S> {
             };
             match decoded {
                 Ok((name, j)) => push(name, j),
-                Err(reason) => unreadable.push(json!({"table": table.name(), "reason": reason})),
+                Err(reason) => unreadable.push(
+                    json!({"table": table.name(), "key": String::from_utf8_lossy(k), "reason": reason}),
+                ),
             }
             Ok(())
         })?;
+        // What the backend could not read of its own files belongs to no known record: it is
+        // listed too, so the export says what it could not include.
+        for reason in self.store.damage() {
+            unreadable.push(json!({"table": "store", "key": null, "reason": reason}));
+        }
         let mut doc = json!({
             "format": "mnemo-access/1",
             "namespace": ns,
