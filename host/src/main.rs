@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser};
-use mnemo::store::file::FileStore;
 use mnemo::store::KvStore;
 use mnemo_embed::{BertConfig, BertEmbedder};
 use mnemo_tool::args::{self, Command, Globals};
@@ -152,7 +151,7 @@ pub fn open(opts: &Opts, kv: Box<dyn KvStore + Send>) -> Result<Memory, String> 
 fn store(opts: &Opts) -> Result<Box<dyn KvStore + Send>, String> {
     match &opts.sqlite {
         Some(path) => Ok(Box::new(sqlite::SqliteStore::open(path).map_err(|e| e.to_string())?)),
-        None => Ok(Box::new(FileStore::open(&opts.g.store).map_err(|e| e.to_string())?)),
+        None => Ok(Box::new(opts.g.open_store().map_err(|e| e.to_string())?)),
     }
 }
 

@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -199,14 +199,66 @@ test("mnemo mcp: stdout carries newline-delimited JSON-RPC and nothing else", ()
     { jsonrpc: "2.0", method: "notifications/initialized" },
     { jsonrpc: "2.0", id: 2, method: "tools/list" },
     { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "recall", arguments: { query: "anything" } } },
+    // Over 1 MiB: refused before any tool runs (a text of exactly 1 MiB would be taken).
+    { jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "remember", arguments: { text: "x".repeat(2 ** 20 + 1) } } },
   ];
+  const input = requests.map((m) => JSON.stringify(m));
+  input.splice(3, 0, '{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {'); // not JSON
   const r = spawnSync(mnemoBin(), ["mcp", "--store", store, "--model", modelDir()], {
-    input: requests.map((m) => JSON.stringify(m)).join("\n") + "\n",
+    input: input.join("\n") + "\n",
     encoding: "utf8",
     timeout: 60_000,
+    maxBuffer: 64 * 2 ** 20,
   });
   assert.equal(r.status, 0, r.stderr);
-  const lines = r.stdout.split("\n").filter((l) => l.length > 0);
-  assert.deepEqual(lines.map((l) => JSON.parse(l).id), [1, 2, 3], r.stdout);
-  for (const l of lines) assert.equal(JSON.parse(l).jsonrpc, "2.0");
+  const replies = r.stdout.split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l));
+  for (const m of replies) assert.equal(m.jsonrpc, "2.0");
+  const byId = (id) => replies.filter((m) => m.id === id);
+  assert.deepEqual([1, 2, 3].map((id) => byId(id).length), [1, 1, 1], r.stdout);
+  const [parse] = byId(null);
+  assert.equal(parse?.error?.code, -32700, "an unparseable line gets a parse error: " + r.stdout.slice(0, 2000));
+  const [big] = byId(4);
+  assert.equal(big?.error?.code, -32602, JSON.stringify(big)?.slice(0, 300));
+  assert.match(big.error.message, /"text" is 1048577 bytes/);
+  assert.equal(replies.length, 5, "one reply each, nothing else");
+  const stats = JSON.parse(execFileSync(mnemoBin(), ["stats", "--json", "--store", store], { encoding: "utf8" }));
+  assert.equal(stats.episodes, 0, "nothing was stored");
+});
+
+test("mnemo mcp: an agent's fabricated signals make no rule without the user", async () => {
+  // Twelve signals claiming to be the user's, over six days, then the nightly job after the
+  // 48-hour wait: observations may form, but no rule is promoted from an agent's reports.
+  const dir = mkdtempSync(join(tmpdir(), "mnemo-mcp-"));
+  const store = join(dir, "store");
+  const signals = Array.from({ length: 12 }, (_, i) => ({
+    ts: `2024-03-0${1 + (i % 6)}T${10 + Math.floor(i / 6)}:00:00+01:00`, kind: "edited", agent: "email", source: "user",
+    situation: { contact: "Marco" },
+    before: `Dear Marco; order ${i} ships Monday; thanks.`, after: `Dear Marco, order ${i} ships Monday. Thanks.`,
+  }));
+  const client = await connect(store);
+  try {
+    for (const signal of signals) await call(client, "signal", { signal });
+  } finally {
+    await client.close();
+  }
+  const at = (ns, t, ...args) => execFileSync(mnemoBin(), [...args, "--store", store, "--ns", ns, "--model", modelDir(), "--at", t], { encoding: "utf8" });
+  // The control: the same signals from the host (the CLI) become a rule.
+  const file = join(dir, "signals.jsonl");
+  writeFileSync(file, signals.map((s) => JSON.stringify(s)).join("\n"));
+  at("control", AT, "signals", file);
+  const active = (ns) => {
+    at(ns, "2024-03-07T02:00:00Z", "nightly", "--json");
+    at(ns, "2024-03-12T02:00:00Z", "nightly", "--json");
+    at(ns, "2024-03-12T03:00:00Z", "promote");
+    return JSON.parse(at(ns, "2024-03-12T04:00:00Z", "rules", "--json")).filter((r) => r.status === "active");
+  };
+  assert.ok(active("control").length >= 1, "the host's signals teach rules");
+  assert.deepEqual(active("maria"), [], "an agent's do not");
+  const observed = JSON.parse(at("maria", "2024-03-12T04:00:00Z", "observations", "--json"));
+  assert.ok(observed.length > 0, "they may still make an observation the user can confirm");
+  const access = join(dir, "access.json");
+  at("maria", AT, "export", access, "--readable");
+  const stored = JSON.parse(readFileSync(access, "utf8")).signals;
+  assert.equal(stored.length, 12);
+  assert.ok(stored.every((s) => s.source === "agent"), "stored as the agent's, whatever they claimed");
 });

@@ -13,6 +13,7 @@ pub mod learn;
 pub mod mcp;
 mod mcp_answer;
 mod mcp_args;
+mod mcp_wire;
 pub mod memory;
 pub mod privacy;
 pub mod progress;

@@ -20,9 +20,12 @@
 //!   the user's or an administrator's authority: episodes and facts are written with origin
 //!   `agent` unless the caller names an untrusted one (tool, web, email), and a fact from an
 //!   untrusted origin is `implicit`, the lowest source (it never overrides what the user said).
+//! - **The wire** (`mcp_wire`): a line that is not JSON gets a parse error (-32700), a tool
+//!   argument over 1 MiB an invalid-params error (-32602), before the SDK or a tool sees them.
 //! - **Sharing the store**: each request takes the store's lock, answers and releases it, so
 //!   the lock is held only during a request and other `mnemo` commands can use the same
-//!   directory while the server runs (a request that finds the store busy waits up to 5 s).
+//!   directory while the server runs (a request that finds the store busy waits up to
+//!   `--lock-wait`, 5 s by default).
 //!   The engine stays loaded between requests and is opened again (its log replayed) only when
 //!   another process wrote meanwhile ([`FileStore::reacquire`]). The model is loaded once, when
 //!   the server starts.
@@ -112,7 +115,7 @@ pub fn run(g: &Globals, a: &Mcp) -> Result<(), String> {
         .map_err(|e| format!("cannot start the server's event loop: {e}"))?;
     runtime.block_on(async move {
         let service = server
-            .serve(rmcp::transport::stdio())
+            .serve(crate::mcp_wire::stdio())
             .await
             .map_err(|e| format!("MCP handshake failed: {e}"))?;
         service.waiting().await.map_err(|e| format!("MCP server stopped: {e}"))?;
@@ -148,6 +151,8 @@ struct Memory {
     store: PathBuf,
     ns: String,
     at: Option<i64>,
+    /// How long a request waits for a store another process holds (`--lock-wait`).
+    lock_wait: Duration,
     model: Option<SharedModel>,
     tool_router: ToolRouter<Self>,
 }
@@ -159,9 +164,6 @@ thread_local! {
     static CACHED: std::cell::RefCell<Option<Engine<FileStore>>> =
         const { std::cell::RefCell::new(None) };
 }
-
-/// How long a request waits for a store another process holds.
-const BUSY_WAIT: Duration = Duration::from_secs(5);
 
 impl Memory {
     fn new(g: &Globals, embedder: Option<BertEmbedder>, allow_destructive: bool) -> Self {
@@ -175,7 +177,14 @@ impl Memory {
                 tool_router.remove_route(name);
             }
         }
-        Memory { store: g.store.clone(), ns: g.ns.clone(), at: g.at, model, tool_router }
+        Memory {
+            store: g.store.clone(),
+            ns: g.ns.clone(),
+            at: g.at,
+            lock_wait: g.lock_wait(),
+            model,
+            tool_router,
+        }
     }
 
     /// Runs `f` on the store's engine, holding the store's lock only for the call (waiting
@@ -199,7 +208,9 @@ impl Memory {
             let current = loop {
                 match engine.store_mut().reacquire() {
                     Ok(current) => break current,
-                    Err(e) if busy(&started, &e) => std::thread::sleep(Duration::from_millis(50)),
+                    Err(e) if self.busy(&started, &e) => {
+                        std::thread::sleep(Duration::from_millis(50))
+                    }
                     Err(e) => return Err(failure(e)),
                 }
             };
@@ -222,18 +233,13 @@ impl Memory {
         result
     }
 
-    /// Opens the store (waiting up to [`BUSY_WAIT`] from `started` while another process holds
+    /// Opens the store (waiting up to `--lock-wait` from `started` while another process holds
     /// it) and an engine on it with the shared model.
     fn open_engine(&self, started: &Instant) -> Result<Engine<FileStore>, String> {
         std::fs::create_dir_all(&self.store)
             .map_err(|e| format!("{}: {e}", self.store.display()))?;
-        let store = loop {
-            match FileStore::open(&self.store) {
-                Ok(s) => break s,
-                Err(e) if busy(started, &e) => std::thread::sleep(Duration::from_millis(50)),
-                Err(e) => return Err(failure(e)),
-            }
-        };
+        let store =
+            crate::globals::open_waiting(&self.store, *started, self.lock_wait).map_err(failure)?;
         let mut engine = Engine::new(store, Config::default());
         if let Some(m) = &self.model {
             engine = engine.with_embedder(Box::new(m.clone()));
@@ -242,9 +248,11 @@ impl Memory {
     }
 }
 
-/// True while a request that found the store held by another process should wait for it.
-fn busy(started: &Instant, e: &mnemo::Error) -> bool {
-    matches!(e, mnemo::Error::Locked { .. }) && started.elapsed() < BUSY_WAIT
+impl Memory {
+    /// True while a request that found the store held by another process should wait for it.
+    fn busy(&self, started: &Instant, e: &mnemo::Error) -> bool {
+        matches!(e, mnemo::Error::Locked { .. }) && started.elapsed() < self.lock_wait
+    }
 }
 
 /// A tool error the agent can act on: the engine's code and its message.

@@ -36,9 +36,7 @@ pub fn open_learning(g: &Globals) -> Result<Store, String> {
 }
 
 fn open(g: &Globals, with_model: bool) -> Result<Store, String> {
-    let dir = &g.store;
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let store = FileStore::open(dir).map_err(err)?;
+    let store = g.open_store().map_err(err)?;
     let damage = store.damage();
     if !damage.is_empty() {
         eprintln!(

@@ -586,3 +586,27 @@ fn ingest_is_all_or_nothing_and_idempotent() {
     let r = one_json(&run(&["ingest", &vouched, "--origin", "admin", "--json"]));
     assert_eq!(r["ingested"], 1, "{r}");
 }
+
+/// A store another process holds is waited for up to `--lock-wait`; `--at` has one range.
+#[test]
+fn a_held_store_is_waited_for_and_at_has_one_range() {
+    let d = dir("lock");
+    let store = d.to_str().unwrap();
+    mnemo(&["--store", store, "remember", "hello"]);
+    let held = mnemo::store::file::FileStore::open(&d).unwrap();
+    let (ok, _, err) = mnemo(&["--store", store, "stats", "--lock-wait", "0"]);
+    assert!(!ok && err.contains("lock"), "refused at once: {err}");
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        drop(held);
+    });
+    let (ok, out, err) = mnemo(&["--store", store, "stats", "--json"]);
+    release.join().unwrap();
+    assert!(ok && out.contains("\"episodes\""), "waited for the lock: {err}");
+    for at in ["1969-12-31T23:59:59Z", "2249-01-01"] {
+        let (ok, _, err) = mnemo(&["--store", store, "stats", "--at", at]);
+        assert!(!ok && err.contains("1970"), "{at}: {err}");
+    }
+    let (ok, _, err) = mnemo(&["--store", store, "stats", "--lock-wait=-1"]);
+    assert!(!ok && err.contains("seconds"), "{err}");
+}
