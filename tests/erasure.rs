@@ -4,6 +4,8 @@
 //! `MNEMO_EXHAUSTIVE=1` flips 10,000 bits of the export instead of CI's 2,000.
 
 mod common;
+#[path = "common/spellings.rs"]
+mod spellings;
 
 use common::hash_embed::HashEmbedder;
 use common::Rng;
@@ -433,55 +435,13 @@ fn a_failed_vacuum_leaves_the_store_usable_and_is_retried_at_each_open() {
     assert!(again.verified() && again.episode_ids.is_empty(), "{again:#?}");
 }
 
-/// The subject written every way a person or a program writes it: next to and between its
-/// words, a character of each Unicode punctuation category (Pd, Pi, Pf, Ps, Pe, Po), each Zs
-/// space, each zero-width character; the name in NFC and NFD; lower, upper and title case; a
-/// possessive and an elided form. One episode per spelling (each with its own marker), one
-/// control episode; a subject erasure on the file store leaves no byte of any spelling's
-/// marker in the log, and the control's marker stays.
+/// The subject written every way a person or a program writes it (`common::spellings`). One
+/// episode per spelling (each with its own marker), one control episode; a subject erasure on
+/// the file store leaves no byte of any spelling's marker in the log, and the control's marker
+/// stays.
 #[test]
 fn a_subject_is_erased_however_it_is_spelled() {
-    use unicode_normalization::UnicodeNormalization;
-    let punctuation = [
-        '-', '\u{2010}', '\u{2013}', '\u{2014}', '\u{2015}', // Pd
-        '«', '‘', '“', '‹', // Pi
-        '»', '’', '”', '›', // Pf
-        '(', '[', '{', '„', '‚', // Ps
-        ')', ']', '}', // Pe
-        '!', '"', '#', '%', '&', '\'', '*', ',', '.', '/', ':', ';', '?', '@', '¡', '¿', '·',
-        '…', // Po
-    ];
-    let spaces = [
-        ' ', '\u{a0}', '\u{1680}', '\u{2000}', '\u{2001}', '\u{2002}', '\u{2003}', '\u{2004}',
-        '\u{2005}', '\u{2006}', '\u{2007}', '\u{2008}', '\u{2009}', '\u{200a}', '\u{202f}',
-        '\u{205f}', '\u{3000}', // Zs
-    ];
-    let invisible = ['\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}', '\u{feff}', '\u{ad}'];
-    let name = ["René", "Müller"];
-    let mut spellings: Vec<String> = Vec::new();
-    for form in [
-        name.map(|w| w.nfc().collect::<String>()),
-        name.map(|w| w.nfd().collect::<String>()),
-        name.map(str::to_uppercase),
-        name.map(str::to_lowercase),
-    ] {
-        for &p in &punctuation {
-            spellings.push(format!("{p}{} {}{p}", form[0], form[1]));
-            spellings.push(format!("{}{p}{p}{}", form[0], form[1]).replace(['-', '\''], " "));
-        }
-        for &s in &spaces {
-            spellings.push(format!("{}{s}{s}{}", form[0], form[1]));
-        }
-        for &z in &invisible {
-            spellings.push(format!("{}{z}{}", form[0], form[1])); // between the words
-            let mut first: Vec<char> = form[0].chars().collect();
-            first.insert(2, z); // inside one
-            spellings.push(format!("{} {}", first.into_iter().collect::<String>(), form[1]));
-        }
-        spellings.push(format!("{} {}’s desk", form[0], form[1]));
-        spellings.push(format!("l’{} {}", form[0], form[1]));
-        spellings.push(format!("{}\n{}", form[0], form[1]));
-    }
+    let spellings = spellings::spellings("René", "Müller");
     let dir = tempdir("spellings");
     let mut e = engine(FileStore::open(&dir).unwrap());
     for (i, s) in spellings.iter().enumerate() {

@@ -330,7 +330,15 @@ impl privacy::Calls for Memory {
         self.call(|g, s| g.call_reembed(s, ns))
     }
     fn quarantined(&mut self, ns: &str) -> Result<String, String> {
-        self.call(|g, s| g.call_quarantined(s, ns))
+        let list = self.call(|g, s| g.call_quarantined(s, ns))?;
+        let mut list: Value = list.parse().map_err(|e| format!("quarantined answered {e}"))?;
+        // The store's own damage, as the native CLI lists it (key "store", episode 0).
+        if let Some(items) = list.as_array_mut() {
+            for reason in self.store_damage() {
+                items.push(json!({"key": "store", "episode": 0, "reason": reason}));
+            }
+        }
+        Ok(list.to_string())
     }
 }
 

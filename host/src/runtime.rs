@@ -163,6 +163,12 @@ impl Memory {
         self.call(|g, s| g.call_use_host_tokenizer(s))
     }
 
+    /// What the host's store could not read of its own files (`KvStore::damage`): the
+    /// component cannot see it through the kv interface, so the host reports it.
+    pub fn store_damage(&self) -> Vec<String> {
+        self.store.data().kv.damage()
+    }
+
     /// The exported engine, with this store.
     pub fn call<T>(
         &mut self,

@@ -5,6 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "../../tests/common/spellings.rs"]
+mod spellings;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -169,6 +172,14 @@ fn file_store_with_the_native_embedder_and_the_component_s_own() {
     let (ok, out, err) = host(&["--store", &dir], &["recall", "INV-2025-0042", "--k", "1"]);
     assert!(ok, "{err}");
     assert!(out.contains("INV-2025-0042"), "{out}");
+    // A damaged record of the log is listed as the native CLI lists it.
+    let log = d.join("mnemo.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    let at = bytes.len() - 20;
+    bytes[at] ^= 1;
+    std::fs::write(&log, &bytes).unwrap();
+    let (ok, out, err) = host(&["--store", &dir], &["quarantined", "--json"]);
+    assert!(ok && out.contains("\"key\":\"store\"") && out.contains("checksum"), "{out}{err}");
 }
 
 #[test]
@@ -176,6 +187,55 @@ fn sqlite_store() {
     let d = tmp("sqlite");
     let db = d.join("memory.sqlite").to_string_lossy().to_string();
     exercise(&["--sqlite", &db]);
+}
+
+/// The subject however it is spelled (`tests/common/spellings.rs`), ingested through the
+/// component into SQLite and erased: no byte of any spelling's marker is left in the database
+/// or its WAL, and another person's stays.
+#[test]
+fn sqlite_erasure_finds_every_spelling() {
+    let d = tmp("sqlite-spell");
+    let db = d.join("memory.sqlite").to_string_lossy().to_string();
+    let store = ["--sqlite", db.as_str()];
+    let spellings = spellings::spellings("René", "Müller");
+    let mut lines: Vec<String> = spellings
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let text = format!("spellmark{i:04}x: call {s} today");
+            serde_json::json!({"ts": "2025-02-20T10:00:00Z", "text": text}).to_string()
+        })
+        .collect();
+    lines.push(
+        r#"{"ts":"2025-02-20T10:00:00Z","text":"keepmark: call Rene Mullerova today"}"#.into(),
+    );
+    let file = d.join("spellings.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let (ok, out, err) =
+        host(&store, &["--host-embedder", "ingest", file.to_str().unwrap(), "--json"]);
+    assert!(ok && out.contains(&format!("\"ingested\":{}", lines.len())), "{out}{err}");
+    // The database, its WAL and journal: every file SQLite keeps (not the input file).
+    let markers = || {
+        let (mut spelled, mut kept) = (0, 0);
+        for f in std::fs::read_dir(&d).unwrap() {
+            let path = f.unwrap().path();
+            if !path.file_name().unwrap().to_string_lossy().starts_with("memory.sqlite") {
+                continue;
+            }
+            let bytes = std::fs::read(path).unwrap();
+            spelled += bytes.windows(9).filter(|w| *w == b"spellmark").count();
+            kept += bytes.windows(8).filter(|w| *w == b"keepmark").count();
+        }
+        (spelled, kept)
+    };
+    assert!(markers().0 >= spellings.len(), "stored before the erasure");
+    let (ok, out, err) = host(&store, &["forget", "--subject", "René Müller", "--force"]);
+    assert!(ok, "{err}");
+    let receipt: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(receipt["episodeIds"].as_array().map(Vec::len), Some(spellings.len()), "{receipt}");
+    let (spelled, kept) = markers();
+    assert_eq!(spelled, 0, "a spelling's marker is still in SQLite's files");
+    assert!(kept > 0, "another person is not erased");
 }
 
 #[test]

@@ -11,7 +11,7 @@ export const NEEDLES = ["zephyrine", "okonkwo"]; // searched case-insensitively,
 const DAY = 86_400_000;
 const T0 = Date.parse("2025-03-01T00:00:00Z");
 /** Host vectors from bow.mjs; snapshots after a few changes, so the snapshot layer holds the subject too. */
-export const OPTIONS = { vectorModel: "test-bow@1", dim: DIM, now: () => T0 + 30 * DAY, snapshotAfter: 4 };
+export const OPTIONS = { vectorModel: "test-bow@1", dim: DIM, now: () => T0 + 30 * DAY, snapshotAfter: 4, embed: async (texts) => texts.map(vec) };
 
 /** Episodes (three naming the subject, three not), facts and a rule in `ns`, then a snapshot. */
 export async function fill(mem, ns) {
@@ -140,4 +140,58 @@ export function fromBase64(text) {
 
 export function toBase64(bytes) {
   return btoa(latin1(bytes));
+}
+
+// ---- a subject however it is spelled ----
+
+/** The person of the spelling suite (diacritics, so NFC and NFD differ). */
+export const SPELLED = "René Müller";
+
+/**
+ * The subject written the ways people and programs write it: a character of each Unicode
+ * punctuation category (Pd, Pi, Pf, Ps, Pe, Po) around and between its words, Zs spaces, the
+ * zero-width characters inside and between them, NFC and NFD, upper and lower case, a
+ * possessive and an elided form, a line break. Each is an episode with its own marker
+ * (`spellmarkNNNx`); one more episode (`keepmark`) names someone else.
+ */
+export function spellings() {
+  const punctuation = ["-", "\u2013", "\u2014", "«", "“", "‘", "»", "”", "’", "(", "[", "„", ")", "]", "!", '"', ",", ".", "…", "·", "¿"];
+  const spaces = [" ", "\u00a0", "\u2002", "\u2009", "\u202f", "\u3000"];
+  const invisible = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"];
+  const [first, last] = SPELLED.split(" ");
+  const forms = [
+    [first.normalize("NFC"), last.normalize("NFC")],
+    [first.normalize("NFD"), last.normalize("NFD")],
+    [first.toUpperCase(), last.toUpperCase()],
+    [first.toLowerCase(), last.toLowerCase()],
+  ];
+  const out = [];
+  for (const [a, b] of forms) {
+    for (const p of punctuation) out.push(`${p}${a} ${b}${p}`, `${a}${p}${p}${b}`.replaceAll("-", " "));
+    for (const s of spaces) out.push(`${a}${s}${s}${b}`);
+    for (const z of invisible) out.push(`${a}${z}${b}`, `${a.slice(0, 2)}${z}${a.slice(2)} ${b}`);
+    out.push(`${a} ${b}’s desk`, `l’${a} ${b}`, `${a}\n${b}`);
+  }
+  return out;
+}
+
+/** The spelling episodes (and the control) as `ingest` takes them, with host vectors. */
+export function spellingEpisodes() {
+  const episodes = spellings().map((s, i) => ({ text: `spellmark${String(i).padStart(3, "0")}x: call ${s} today`, createdAt: T0 + i }));
+  episodes.push({ text: "keepmark: call Rene Mullerova today", createdAt: T0 });
+  return episodes;
+}
+
+/** Stores the spelling episodes in `ns` (one `ingest`), erases the subject, returns the receipt. */
+export async function eraseSpellings(mem, ns) {
+  const r = await mem.ingest(ns, spellingEpisodes(), { now: T0 + DAY });
+  if (r.stored.length !== spellings().length + 1) throw new Error(`ingest stored ${r.stored.length}: ${JSON.stringify(r.discarded)}`);
+  // The subject is in nearly every episode here: the safety catch is lifted on purpose.
+  return mem.erase(ns, { scope: "subject", subject: SPELLED, force: true });
+}
+
+/** Occurrences of the spelling markers (`spellmark`) and of the control (`keepmark`) in `bytes`. */
+export function markers(bytes) {
+  const s = latin1(bytes);
+  return { spelled: s.split("spellmark").length - 1, kept: s.split("keepmark").length - 1 };
 }

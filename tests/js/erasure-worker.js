@@ -2,13 +2,14 @@
 // object, "erasure", holding both namespaces) and on Workers KV (binding KV), with routes
 //   /<do|kv>/fill?ns=     remember, facts, rules naming the subject (erasure-scan.mjs), snapshot
 //   /<do|kv>/erase?ns=    erase the subject; the receipt
+//   /<do|kv>/spell?ns=    ingest the subject's spellings (erasure-scan.mjs), erase it; the receipt
 //   /<do|kv>/answers?ns=  what the namespace answers
 //   /<do|kv>/dump         every stored key and value, read through the runtime's own API
 //                         (state.storage.list() / KV list + get), as [[key, base64 value]]
 // KV requests open a new Mnemo each time (the log replayed from KV); the Durable Object keeps
 // its engine while it lives, like www/examples/worker.
 import { Mnemo, DurableObjectStorage, WorkersKvStorage } from "../../pkg/src/entry-workerd.js";
-import { OPTIONS, SUBJECT, answers, fill, toBase64 } from "./erasure-scan.mjs";
+import { OPTIONS, SUBJECT, answers, eraseSpellings, fill, toBase64 } from "./erasure-scan.mjs";
 
 const json = (v, status = 200) => new Response(JSON.stringify(v), { status, headers: { "content-type": "application/json" } });
 
@@ -20,6 +21,8 @@ async function route(mem, dump, url) {
       return json({ ok: true });
     case "erase":
       return json(await mem.erase(ns, { scope: "subject", subject: SUBJECT }));
+    case "spell":
+      return json(await eraseSpellings(mem, ns));
     case "answers":
       return json(await answers(mem, ns));
     case "dump":

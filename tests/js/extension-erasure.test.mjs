@@ -4,7 +4,8 @@
 // (every item base64-decoded and read as batch records by the test's own decoder,
 // erasure-scan.mjs), while the other namespace's copy and answers stay, also after a browser
 // restart. A test-only blank page (erasure.html, added to the built extension) runs the
-// package, so the popup's model is not loaded.
+// package, so the popup's model is not loaded. A third namespace holds the subject spelled every
+// way (erasure-scan.mjs's spellings): erasing it leaves no byte of any spelling in the area.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -12,7 +13,7 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, statS
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { launch } from "./chromium.mjs";
-import { fromBase64, occurrences, replay, tally } from "./erasure-scan.mjs";
+import { fromBase64, markers, occurrences, replay, spellings, tally } from "./erasure-scan.mjs";
 
 const root = resolve(import.meta.dirname, "../..");
 const PREFIX = "erasure/"; // the test's log in the area, next to the popup's mnemo/b/
@@ -38,6 +39,7 @@ const inPage = (p, step) =>
           await kit.fill(mem, "bo");
         }
         if (step === "erase") return await mem.erase("ana", { scope: "subject", subject: kit.SUBJECT });
+        if (step === "spell") return await kit.eraseSpellings(mem, "spell");
         return { ana: await kit.answers(mem, "ana"), bo: await kit.answers(mem, "bo") };
       } finally {
         // One context at a time holds the log: the next step opens it afresh.
@@ -133,6 +135,20 @@ test("MV3 extension: erasing a subject leaves no byte of it in chrome.storage.lo
   };
   const after = await check(p, "after the erase");
   assert.ok(after.items < full.items, `the log was compacted (${full.items} items, then ${after.items})`);
+
+  // The subject however it is spelled: no marker of any spelling left in any item of the area.
+  const spelled = await inPage(p, "spell");
+  assert.equal(spelled.episodeIds.length, spellings().length, "every spelling found");
+  const left = { spelled: 0, kept: 0 };
+  for (const v of Object.values(await area(p))) {
+    for (const bytes of [new TextEncoder().encode(typeof v === "string" ? v : JSON.stringify(v)), typeof v === "string" ? fromBase64(v) : new Uint8Array(0)]) {
+      const m = markers(bytes);
+      left.spelled += m.spelled;
+      left.kept += m.kept;
+    }
+  }
+  assert.equal(left.spelled, 0, "a spelling's marker is still in chrome.storage.local");
+  assert.ok(left.kept > 0, "another person is not erased");
   disk.push(onDisk(profile));
   await context.close();
   disk.push(onDisk(profile));

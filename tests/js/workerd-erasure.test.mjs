@@ -4,14 +4,15 @@
 // inside the object; KV list + get of every value) for that namespace, while the other
 // namespace's copy and answers stay, also in a second workerd instance on the same persisted
 // storage. The Worker is tests/js/erasure-worker.js; the stored bytes are read by the test's
-// own decoder (erasure-scan.mjs). It also reports, without failing, whether the subject's bytes
+// own decoder (erasure-scan.mjs). A third namespace holds the subject spelled every way
+// (erasure-scan.mjs's spellings): erasing it leaves no byte of any spelling on either storage. It also reports, without failing, whether the subject's bytes
 // survive in Miniflare's files on disk (the local simulator's business, not the package's).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fromBase64, occurrences, replay, tally } from "./erasure-scan.mjs";
+import { fromBase64, markers, occurrences, replay, spellings, tally } from "./erasure-scan.mjs";
 import { worker } from "./workerd.mjs";
 
 const config = { durableObjects: { STORE: "Store" }, kvNamespaces: ["KV"] };
@@ -90,6 +91,14 @@ test("erasure in workerd: Durable Object storage and Workers KV keep no byte of 
     };
     const after = await check(mf, "after the erase");
     checks.push(check);
+
+    // The subject however it is spelled: no marker of any spelling left in any stored byte.
+    const spelled = await call(mf, `/${kind}/spell?ns=spell`);
+    assert.equal(spelled.episodeIds.length, spellings().length, `${kind}: every spelling found`);
+    const dump = (await call(mf, `/${kind}/dump`)).map(([k, v]) => [new TextEncoder().encode(k), fromBase64(v)]);
+    const left = dump.reduce((m, [k, v]) => { const a = markers(k), b = markers(v); return { spelled: m.spelled + a.spelled + b.spelled, kept: m.kept + a.kept + b.kept }; }, { spelled: 0, kept: 0 });
+    assert.equal(left.spelled, 0, `${kind}: a spelling's marker is still stored`);
+    assert.ok(left.kept > 0, `${kind}: another person is not erased`);
     report[kind] = { items: [full.items, after.items], disk: [diskBefore, onDisk(join(persist, kind))] };
   }
   await mf.dispose();
