@@ -90,7 +90,7 @@ pub fn run(opts: &Opts, a: &args::Bench) -> Result<(), String> {
         for (q, v) in queries.iter().zip(&query_vecs) {
             let query = json!({"text": q.text, "k": k, "touch": false, "formula": formula,
             "scoring": overrides});
-            let ranked: Vec<String> =
+            let ranked: Vec<(String, Value)> =
                 match m.call(|g, s| g.call_recall(s, &q.ns, &query.to_string(), q.ts, Some(v))) {
                     Ok(r) => {
                         let r: Value = serde_json::from_str(&r).map_err(|e| e.to_string())?;
@@ -99,15 +99,20 @@ pub fn run(opts: &Opts, a: &args::Bench) -> Result<(), String> {
                             .into_iter()
                             .flatten()
                             .filter_map(|h| {
-                                ids.get(&(q.ns.clone(), h["episode"]["id"].as_u64()?)).cloned()
+                                let id = ids.get(&(q.ns.clone(), h["episode"]["id"].as_u64()?))?;
+                                Some((id.clone(), h["explanation"]["finalScore"].clone()))
                             })
                             .collect()
                     }
                     Err(e) if e.contains("UNKNOWN_NAMESPACE") => Vec::new(),
                     Err(e) => return Err(format!("query {}: {e}", q.id)),
                 };
-            writeln!(out, "{}", json!({ "qid": q.id, "ranked": ranked }))
-                .map_err(|e| format!("{out_path}: {e}"))?;
+            let names: Vec<&str> = ranked.iter().map(|r| r.0.as_str()).collect();
+            let mut line = json!({ "qid": q.id, "ranked": names });
+            if a.scores {
+                line["scores"] = Value::Array(ranked.into_iter().map(|r| r.1).collect());
+            }
+            writeln!(out, "{line}").map_err(|e| format!("{out_path}: {e}"))?;
         }
     }
     eprintln!(

@@ -147,6 +147,10 @@ pub struct Bench {
     /// How many ids to rank per query (at most 10000)
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=MAX_K))]
     pub k: u64,
+    /// Print each ranked id's final score too (`"scores"`, in rank order), for comparing
+    /// rankings with a tolerance (tools/golden-ranking)
+    #[arg(long)]
+    pub scores: bool,
 }
 
 #[derive(Args, Debug)]

@@ -93,16 +93,24 @@ pub fn run(g: &Globals, a: &args::Bench) -> Result<(), String> {
             query.vector = Some(v.clone());
             query.touch = false;
             query.scoring = Some(scoring.clone());
-            let ranked: Vec<&str> = match engine.recall(&q.ns, &query, q.ts) {
+            let ranked: Vec<(&str, f32)> = match engine.recall(&q.ns, &query, q.ts) {
                 Ok(r) => r
                     .hits
                     .iter()
-                    .filter_map(|h| ids.get(&(q.ns.clone(), h.episode.id)).map(String::as_str))
+                    .filter_map(|h| {
+                        let id = ids.get(&(q.ns.clone(), h.episode.id))?;
+                        Some((id.as_str(), h.explanation.final_score))
+                    })
                     .collect(),
                 Err(e) if e.code() == "UNKNOWN_NAMESPACE" => Vec::new(),
                 Err(e) => return Err(format!("query {}: {e}", q.id)),
             };
-            let line = serde_json::json!({ "qid": q.id, "ranked": ranked });
+            let names: Vec<&str> = ranked.iter().map(|r| r.0).collect();
+            let mut line = serde_json::json!({ "qid": q.id, "ranked": names });
+            if a.scores {
+                let scores: Vec<f64> = ranked.iter().map(|r| f64::from(r.1)).collect();
+                line["scores"] = serde_json::json!(scores);
+            }
             writeln!(out, "{line}").map_err(|e| format!("{shown}: {e}"))?;
         }
     }
