@@ -1586,6 +1586,38 @@ pub(crate) fn one_input_is_uniform(
 mod tests {
     use super::*;
 
+    /// The swap decision of `declutter_broadcasting_operand_1` (mnemo's change answers it
+    /// before the symbolic algebra): no swap when `b` broadcasts into `a` (a bias on a symbolic
+    /// batch) or the op is not commutative; a swap when `a` is the smaller, commutative operand.
+    /// A dim of -1 is the symbol S.
+    fn swaps(op: Box<dyn BinMiniOp>, a: &[i64], b: &[i64]) -> bool {
+        let mut model = TypedModel::default();
+        let s = model.symbols.sym("S").to_dim();
+        let dims = |d: &[i64]| -> TVec<TDim> {
+            d.iter().map(|&x| if x < 0 { s.clone() } else { (x as usize).to_dim() }).collect()
+        };
+        let a = model.add_source("a", f32::fact(dims(a))).unwrap();
+        let b = model.add_source("b", f32::fact(dims(b))).unwrap();
+        let out = model.wire_node("op", TypedBinOp(op.clone(), None), &[a, b]).unwrap();
+        let node = model.node(out[0].node);
+        declutter_broadcasting_operand_1(&model, node, op).unwrap().is_some()
+    }
+
+    #[test]
+    fn broadcasting_swap_is_decided_before_the_algebra() {
+        // b broadcasts into a: never swapped, symbolic or not.
+        assert!(!swaps(Box::new(Add), &[-1, 4], &[1, 4]));
+        assert!(!swaps(Box::new(Add), &[-1, 4], &[-1, 4]));
+        assert!(!swaps(Box::new(Mul), &[2, 4], &[2, 4]));
+        // a broadcasts into b: a commutative op swaps, a non-commutative one cannot.
+        assert!(swaps(Box::new(Mul), &[1, 4], &[3, 4]));
+        // Symbolic and not broadcasting: the algebra decides (4 < 4·S is not provable, S ≥ 1).
+        assert!(!swaps(Box::new(Add), &[1, 4], &[-1, 4]));
+        assert!(!swaps(Box::new(Sub), &[1, 4], &[3, 4]));
+        // A zero-sized dim of a: the early answer does not apply, the element counts decide.
+        assert!(swaps(Box::new(Add), &[0, 4], &[1, 4]));
+    }
+
     /// Reproducer for the OptBinUnicast panic seen on Nemotron decoder CI
     /// (cuda-lovelace + Darwin). A 1-D tensor that goes through `insert_axis`
     /// twice ends up with declared shape `[1, 1, 640]` but strides `[1, 1, 1]`

@@ -283,4 +283,43 @@ mod sme_strided_store {
         let name = mm.mmm[0].name();
         assert!(name.starts_with("apple_amx"), "long-K strided-n GEMM selected {name}");
     }
+
+    /// mnemo's tie rule (`einsum_matmul.rs`): when m and n are equal, m goes on the axis the
+    /// output is contiguous along (the output's last axis here), so a kernel's tile column is
+    /// written as whole vectors. Upstream kept the first input on m (`c_m_axis` 0).
+    #[test]
+    fn a_tie_puts_m_on_the_contiguous_output_axis() {
+        let model = optimize_mn(64, 32, 64);
+        let mm = model.nodes.iter().find_map(|n| n.op_as::<OptMatMul>()).expect("OptMatMul");
+        assert_eq!((mm.c_m_axis, mm.c_n_axis), (Some(1), Some(0)), "{:?}", mm.mmm);
+        // Not a tie (m 160 > n 64): tract's own rule keeps the first input on m.
+        let model = optimize_mn(160, 32, 64);
+        let mm = model.nodes.iter().find_map(|n| n.op_as::<OptMatMul>()).expect("OptMatMul");
+        assert_eq!(mm.c_m_axis, Some(0));
+    }
+
+    /// mnemo's ranking by tile area: with a symbolic `n`, where `avx512_mmm_f32_32x12` (area
+    /// 384) can run, its packing group wins over the 64-row group (64x3, area 192).
+    #[test]
+    fn a_symbolic_n_picks_the_larger_tile_area() {
+        let wide = tract_linalg::MmmDispatch::native()
+            .runnable()
+            .iter()
+            .any(|k| k.name() == "avx512_mmm_f32_32x12");
+        if !wide {
+            return;
+        }
+        let mut model = TypedModel::default();
+        let n = model.symbols.sym("N").to_dim();
+        let a = model.add_const("a", Tensor::zero::<f32>(&[384, 384]).unwrap()).unwrap();
+        let b = model.add_source("b", f32::fact(dims!(384, n))).unwrap();
+        let out = model
+            .wire_node("gemm", EinSum::new("mk,kn->mn".parse().unwrap(), f32::datum_type()), &[a, b])
+            .unwrap();
+        model.select_output_outlets(&out).unwrap();
+        let model = model.into_optimized().unwrap();
+        let mm = model.nodes.iter().find_map(|n| n.op_as::<OptMatMul>()).expect("OptMatMul");
+        let names: Vec<_> = mm.mmm.iter().map(|k| k.name().to_string()).collect();
+        assert!(names.iter().any(|n| n == "avx512_mmm_f32_32x12"), "{names:?}");
+    }
 }
