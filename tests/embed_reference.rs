@@ -211,3 +211,47 @@ fn q4_model_file_matches_onnxruntime_too() {
         assert!(c >= 0.9999, "q4 cosine {c} for {:?}", case.text);
     }
 }
+
+/// `MNEMO_ISA` (mnemo_embed::isa) holds every fast path to its level: tract's matrix kernels
+/// and the fused attention's path, read from what the embedder reports and the op's own
+/// counter. tools/test runs this file under each level; unset, it checks the best path ran.
+#[test]
+fn the_isa_switch_holds_every_path_to_its_level() {
+    use mnemo_embed::isa::{cap, Level};
+    use mnemo_embed::{attention_runs, AttentionPath};
+    let paths = [AttentionPath::Portable, AttentionPath::Avx2, AttentionPath::Avx512];
+    let before = paths.map(attention_runs);
+    let mut e = load(false);
+    e.embed(&["how do I reset the cache?"], Role::Query).unwrap();
+    let kernels = e.matmul_kernels();
+    let ran: Vec<AttentionPath> = paths
+        .into_iter()
+        .zip(before)
+        .filter(|(p, b)| attention_runs(*p) > *b)
+        .map(|p| p.0)
+        .collect();
+    eprintln!("MNEMO_ISA {:?}: kernels {kernels:?}, attention {ran:?}", cap());
+    assert!(!kernels.is_empty(), "the plan has matrix kernels");
+    if !cfg!(target_arch = "x86_64") {
+        return;
+    }
+    let level = cap();
+    if level < Level::Avx512 {
+        assert!(kernels.iter().all(|k| !k.contains("avx512")), "{kernels:?}");
+        assert!(!ran.contains(&AttentionPath::Avx512), "{ran:?}");
+    }
+    if level < Level::Avx2 {
+        let vex = |k: &String| k.starts_with("fma") || k.starts_with("avx");
+        assert!(!kernels.iter().any(vex), "{kernels:?}");
+        assert!(!ran.contains(&AttentionPath::Avx2), "{ran:?}");
+    }
+    let cpu_avx512 = std::arch::is_x86_feature_detected!("avx512f");
+    let cpu_avx2 =
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
+    if level == Level::Avx512 && cpu_avx512 {
+        assert!(ran.contains(&AttentionPath::Avx512), "the AVX-512 attention ran: {ran:?}");
+        assert!(kernels.iter().any(|k| k.contains("avx512")), "{kernels:?}");
+    } else if level >= Level::Avx2 && cpu_avx2 {
+        assert!(ran.contains(&AttentionPath::Avx2), "the AVX2 attention ran: {ran:?}");
+    }
+}

@@ -125,6 +125,8 @@ impl BertEmbedder {
         if config.max_batch == 0 {
             return Err(Error::InvalidInput("max_batch must be at least 1".into()));
         }
+        // `MNEMO_ISA` holds tract to its level before tract first probes the CPU.
+        super::isa::apply().map_err(Error::InvalidInput)?;
         let digest = super::digest::model_digest(onnx, tokenizer);
         let model_id = format!("{}@{}", config.name, &digest.sha256_hex[..12]);
         let onnx = digest.onnx;
@@ -227,6 +229,13 @@ impl BertEmbedder {
     /// How many optimised plans are held.
     pub fn plan_count(&self) -> usize {
         self.plans.len()
+    }
+
+    /// The matrix kernels of the plans optimised so far (tract's names: `avx512_mmm_f32_32x12`,
+    /// `fma_mmm_f32_…`): which instruction set the linear layers run on, for a test or a report
+    /// (`MNEMO_ISA` in `isa` changes them).
+    pub fn matmul_kernels(&self) -> Vec<String> {
+        self.plans.matmul_kernels()
     }
 
     /// True when `tokenizer.json` runs on the compact Unigram tokenizer (a few MB) rather than

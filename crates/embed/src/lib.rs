@@ -18,6 +18,9 @@ mod fuse;
 #[cfg(test)]
 mod fused_model_tests;
 mod fused_ops;
+pub mod isa;
+
+pub use attention::{runs as attention_runs, Path as AttentionPath};
 mod nnef;
 mod plan;
 mod tokenize;

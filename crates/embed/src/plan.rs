@@ -65,6 +65,21 @@ impl PlanCache {
         self.plans.len()
     }
 
+    /// The matrix kernels the plans optimised so far run (tract's names, sorted, once each).
+    pub fn matmul_kernels(&self) -> Vec<String> {
+        use tract_onnx::tract_core::ops::matmul::optimized::OptMatMul;
+        let mut names: Vec<String> = self
+            .plans
+            .values()
+            .flat_map(|p| p.model().nodes.iter())
+            .filter_map(|n| n.op_as::<OptMatMul>())
+            .flat_map(|m| m.mmm.iter().map(|k| k.name().to_string()))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// The plan for exactly this `(batch, seq)` shape, or the symbolic plan for `None`,
     /// optimising it on first use.
     pub fn get(&mut self, shape: Option<(usize, usize)>) -> Result<Plan> {

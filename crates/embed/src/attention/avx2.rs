@@ -11,10 +11,10 @@ fn row_softmax() -> Option<SoftmaxRowsF32> {
     *ROUTINE.get_or_init(softmax_rows_f32)
 }
 
-/// Whether the CPU has AVX2 and FMA, and tract its row softmax for them (which
-/// `TRACT_CPU_ISA` can take away).
+/// Whether the CPU has AVX2 and FMA, `MNEMO_ISA` allows them (`crate::isa`), and tract has its
+/// row softmax for them (which `TRACT_CPU_ISA` can take away).
 pub(super) fn supported() -> bool {
-    is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") && row_softmax().is_some()
+    crate::isa::avx2_fma() && row_softmax().is_some()
 }
 
 /// Head sizes this path takes, where it is [`supported`].

@@ -5,10 +5,10 @@ use super::{Blocks, Head, Io, ROWS};
 use std::arch::x86_64::*;
 
 /// Head sizes this path takes (`D` a multiple of 16, up to 32 so that 8 rows of context fit
-/// the registers), where the CPU has AVX-512F.
+/// the registers), where the CPU has AVX-512F and `MNEMO_ISA` allows it (`crate::isa`).
 pub(super) fn fits(io: &Io) -> bool {
     let d = io.shape[3];
-    (d == 16 || d == 32) && is_x86_feature_detected!("avx512f")
+    (d == 16 || d == 32) && crate::isa::avx512f()
 }
 
 pub(super) struct Avx512;

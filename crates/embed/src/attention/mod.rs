@@ -85,26 +85,67 @@ impl EvalOp for Attention {
             scale: self.scale,
         };
         let mut out = vec![0f32; shape.iter().product()];
-        #[cfg(target_arch = "x86_64")]
-        if avx512::fits(&io) {
-            // SAFETY: `fits` checked the CPU has AVX-512F and the head size.
-            unsafe { drive::<avx512::Avx512>(&io, &mut out) };
-            return Ok(tvec!(Tensor::from_shape(&shape, &out)?.into_tvalue()));
-        }
-        #[cfg(target_arch = "x86_64")]
-        if avx2::fits(&io) {
-            // SAFETY: `fits` checked the CPU has AVX2 and FMA and the head size.
-            unsafe { drive::<avx2::Avx2>(&io, &mut out) };
-            return Ok(tvec!(Tensor::from_shape(&shape, &out)?.into_tvalue()));
-        }
-        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-        if simd128::fits(&io) {
-            // SAFETY: simd128 is part of this build; `fits` checked the head size.
-            unsafe { drive::<simd128::Simd128>(&io, &mut out) };
-            return Ok(tvec!(Tensor::from_shape(&shape, &out)?.into_tvalue()));
-        }
-        eval_portable(&io, &mut out);
+        run(&io, &mut out);
         Ok(tvec!(Tensor::from_shape(&shape, &out)?.into_tvalue()))
+    }
+}
+
+/// Which of [`Attention`]'s paths ran, and how often (in this process): each eval counts
+/// itself, so a test can tell a vector path ran where the CPU has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Path {
+    /// Portable Rust.
+    Portable = 0,
+    /// AVX2 and FMA.
+    Avx2 = 1,
+    /// AVX-512F.
+    Avx512 = 2,
+    /// wasm simd128.
+    Simd128 = 3,
+}
+
+static RUNS: [std::sync::atomic::AtomicU64; 4] =
+    [const { std::sync::atomic::AtomicU64::new(0) }; 4];
+
+/// How many times `path` ran in this process.
+pub fn runs(path: Path) -> u64 {
+    RUNS[path as usize].load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The path an eval of `io` takes: the best the CPU has and `MNEMO_ISA` allows (`crate::isa`)
+/// for this head size.
+fn path_for(io: &Io) -> Path {
+    #[cfg(target_arch = "x86_64")]
+    if avx512::fits(io) {
+        return Path::Avx512;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if avx2::fits(io) {
+        return Path::Avx2;
+    }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if simd128::fits(io) {
+        return Path::Simd128;
+    }
+    let _ = io;
+    Path::Portable
+}
+
+/// Runs `io` on its path ([`path_for`]) into `out`, counting the run.
+fn run(io: &Io, out: &mut [f32]) {
+    let path = path_for(io);
+    RUNS[path as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    match path {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `path_for` chose it: the CPU has AVX-512F, and the head size fits.
+        Path::Avx512 => unsafe { drive::<avx512::Avx512>(io, out) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `path_for` chose it: the CPU has AVX2 and FMA, and the head size fits.
+        Path::Avx2 => unsafe { drive::<avx2::Avx2>(io, out) },
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        // SAFETY: simd128 is part of this build; `path_for` checked the head size.
+        Path::Simd128 => unsafe { drive::<simd128::Simd128>(io, out) },
+        _ => eval_portable(io, out),
     }
 }
 
@@ -173,7 +214,7 @@ fn eval_portable(io: &Io, out: &mut [f32]) {
 pub fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::arch::is_x86_feature_detected!("avx512f") || avx2::supported()
+        crate::isa::avx512f() || avx2::supported()
     }
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
@@ -448,6 +489,48 @@ mod tests {
         }
     }
 
+    /// The op's own counter says which path ran: the best this CPU has and `MNEMO_ISA`
+    /// allows (tools/test runs this module under each level).
+    #[test]
+    fn the_op_runs_the_best_path_the_cpu_and_the_switch_allow() {
+        let want = if cfg!(all(target_arch = "wasm32", target_feature = "simd128")) {
+            Path::Simd128
+        } else if cfg!(target_arch = "x86_64") && avx512_allowed() {
+            Path::Avx512
+        } else if cfg!(target_arch = "x86_64") && avx2_allowed() {
+            Path::Avx2
+        } else {
+            Path::Portable
+        };
+        let before = runs(want);
+        check(1, 32, 3, 32, &[0]);
+        assert!(runs(want) > before, "{want:?} did not run (MNEMO_ISA={:?})", crate::isa::cap());
+        if let Ok(level) = std::env::var("MNEMO_ISA") {
+            // Under a cap the higher paths never run, whatever the CPU has.
+            let level = crate::isa::Level::parse(&level).unwrap();
+            if level < crate::isa::Level::Avx512 {
+                assert_ne!(want, Path::Avx512);
+            }
+            if level < crate::isa::Level::Avx2 {
+                assert!(matches!(want, Path::Portable | Path::Simd128));
+            }
+        }
+    }
+
+    fn avx512_allowed() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        return crate::isa::avx512f();
+        #[allow(unreachable_code)]
+        false
+    }
+
+    fn avx2_allowed() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        return avx2::supported();
+        #[allow(unreachable_code)]
+        false
+    }
+
     #[test]
     fn matches_the_formula_with_and_without_padding() {
         // Full blocks of 8 rows and 16 keys, and tails of both; head sizes 32, 16 and 24 (the
@@ -487,7 +570,7 @@ mod tests {
                 }
             }
             #[cfg(target_arch = "x86_64")]
-            if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            if crate::isa::avx2_fma() {
                 assert!(paths.iter().any(|(name, _)| *name == "avx2"), "the AVX2 path ran");
             }
             for (name, out) in paths {

@@ -13,8 +13,30 @@ pub fn softmax_rows_f32(buf: &mut [f32], row_len: usize) {
         // The caller checks all three; a bad call leaves the buffer as it was.
         return;
     }
-    // Registered with `isa(X86_64Avx2, X86_64Fma)`, so it is only ever picked where both exist.
-    unsafe { rows(buf, row_len) }
+    // Registered with `isa(X86_64Avx2, X86_64Fma)`, so dispatch picks it only where both exist;
+    // a direct call (it is a safe `pub fn`) checks the CPU itself (a cached load) and takes
+    // the portable loop elsewhere.
+    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has AVX2 and FMA (checked just above).
+        unsafe { rows(buf, row_len) }
+    } else {
+        rows_portable(buf, row_len)
+    }
+}
+
+/// [`softmax_rows_f32`] without AVX2: max, `exp(x - max)` summed in f32, then `1 / sum`.
+#[cfg(target_arch = "x86_64")]
+fn rows_portable(buf: &mut [f32], row_len: usize) {
+    for row in buf.chunks_mut(row_len) {
+        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let mut sum = 0f32;
+        for x in row.iter_mut() {
+            *x = (*x - max).exp();
+            sum += *x;
+        }
+        let inv = 1.0 / sum;
+        row.iter_mut().for_each(|x| *x *= inv);
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -217,6 +239,25 @@ mod tests {
 
     fn has_fma() -> bool {
         is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+    }
+
+    /// The loop a CPU without AVX2 gets from a direct call agrees with the AVX2 rows.
+    #[test]
+    fn softmax_rows_portable_fallback_agrees() {
+        let row_len = 12;
+        let input: Vec<f32> = (0..row_len * 5).map(|i| ((i * 7919) % 23) as f32 * 0.37 - 4.0).collect();
+        let mut portable = input.clone();
+        rows_portable(&mut portable, row_len);
+        for row in portable.chunks(row_len) {
+            assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        }
+        if has_fma() {
+            let mut fast = input.clone();
+            softmax_rows_f32(&mut fast, row_len);
+            for (a, b) in portable.iter().zip(&fast) {
+                assert!((a - b).abs() < 1e-6, "{a} vs {b}");
+            }
+        }
     }
 
     /// The per-row kernels the softmax op runs without this one.
