@@ -133,8 +133,8 @@ MMMExternKernel!(x86_64; avx512_mmm_f32_48x4 <f32>( 48, 4)@(512,4) isa(X86_64Avx
 MMMExternKernel!(x86_64; avx512_mmm_f32_64x3 <f32>( 64, 3)@(512,4) isa(X86_64Avx512f));
 MMMExternKernel!(x86_64; avx512_mmm_f32_80x2 <f32>( 80, 2)@(512,4) isa(X86_64Avx512f));
 // A tile of 24 accumulators in zmm0-23, which the 32 zmm registers of AVX-512 leave room for
-// (x86_64/avx512/f32_wide_tile.j2).
-MMMExternKernel!(x86_64; avx512_mmm_f32_32x12<f32>( 32,12)@(512,4) isa(X86_64Avx512f));
+// (x86_64/avx512/f32_wide_tile.j2). Its inner loop reads the next-panel prefetch hint.
+MMMExternKernel!(x86_64; avx512_mmm_f32_32x12<f32>( 32,12)@(512,4) isa(X86_64Avx512f) next_panel_hint(true));
 
 // 128-bit VEX i32 sibling of avx2_mmm_i32_8x8 for the avx-without-avx2 tier:
 // same i8i8 widening scheme (i8 products computed in i16 lanes) and the same

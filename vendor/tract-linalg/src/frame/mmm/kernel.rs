@@ -73,6 +73,12 @@ pub trait MatMatMulKer: Clone + Debug + Send + Sync + 'static {
     fn stores_row_major_tile(&self) -> bool {
         false
     }
+
+    /// Whether the kernel's inner loop reads the next-panel prefetch hint (`scratch.rs`'s
+    /// `NEXT_PANEL_PREFETCH` bits): a property the kernel declares, never told from its name.
+    fn takes_next_panel_hint(&self) -> bool {
+        false
+    }
 }
 
 type Kernel<Acc> = unsafe fn(&[FusedKerSpec<Acc>]) -> isize;
@@ -98,6 +104,8 @@ pub struct DynKernel<const MR: usize, const NR: usize, Acc: LADatum> {
     pub boost: fn() -> isize,
     pub can_fuse: fn(&FusedSpec) -> bool,
     pub row_major_store: bool,
+    /// The inner loop prefetches the next panel of A from the hint (`next_panel_hint(true)`).
+    pub next_panel_hint: bool,
 }
 
 impl<const MR: usize, const NR: usize, Acc: LADatum> DynKernel<MR, NR, Acc> {
@@ -119,6 +127,7 @@ impl<const MR: usize, const NR: usize, Acc: LADatum> DynKernel<MR, NR, Acc> {
             boost: || 0,
             can_fuse: |_| true,
             row_major_store: false,
+            next_panel_hint: false,
         };
         kernel.with_packing(packing_a, packing_b)
     }
@@ -229,5 +238,9 @@ impl<const MR: usize, const NR: usize, Acc: LADatum> MatMatMulKer for DynKernel<
 
     fn stores_row_major_tile(&self) -> bool {
         self.row_major_store
+    }
+
+    fn takes_next_panel_hint(&self) -> bool {
+        self.next_panel_hint
     }
 }

@@ -79,6 +79,7 @@ macro_rules! MMMRustKernel {
             $(boost($boost:expr))?
             $(store($($store:ty),*))?
             $(row_major_store($rms:expr))?
+            $(next_panel_hint($nph:expr))?
      ) => {
         paste! {
             mod [<sys_ $id>] {
@@ -101,6 +102,7 @@ macro_rules! MMMRustKernel {
                 $(boost($boost))?
                 $(store($($store),*))?
                 $(row_major_store($rms))?
+                $(next_panel_hint($nph))?
             );
         }
     }
@@ -120,6 +122,7 @@ macro_rules! MMMKernel {
             $(boost($boost:expr))?
             $(store($($store:ty),*))?
             $(row_major_store($rms:expr))?
+            $(next_panel_hint($nph:expr))?
      ) => {
         paste! {
             lazy_static::lazy_static! {
@@ -154,6 +157,7 @@ macro_rules! MMMKernel {
                     $(k.emulated = $emulated;)?
                     $(k = k.with_boost($boost);)?
                     $(k.row_major_store = $rms;)?
+                    $(k.next_panel_hint = $nph;)?
                     k
                 };
             }

@@ -96,11 +96,6 @@ pub const NEXT_PANEL_PART_SHIFT: usize = 24;
 /// The most parts bits 18..23 hold.
 const NEXT_PANEL_MAX_PARTS: usize = 63;
 
-/// The kernels whose inner loop reads [`NEXT_PANEL_PREFETCH`].
-fn takes_next_panel_hint(name: &str) -> bool {
-    name == "avx512_mmm_f32_32x12"
-}
-
 /// How many parts the next panel is cut into when the walk runs `row_tiles` column tiles over
 /// a panel of A before it moves to the next:
 /// one per tile, at least 2 (a 32-row f32 panel has 128 bytes per k and the kernel prefetches
@@ -281,7 +276,7 @@ impl<TI: LADatum> ScratchSpaceImpl<TI> {
                         ld.buffer_b = Some(offset);
                         offset += tmp.size();
                     }
-                    if takes_next_panel_hint(ker.name())
+                    if ker.takes_next_panel_hint()
                         && ld.buffer_a.is_none()
                         && (**a).is::<EagerPackedInput>()
                     {
@@ -738,10 +733,15 @@ mod next_panel_hint {
         assert_eq!(bits(63, 63) >> 30, 0);
     }
 
+    /// The kernels declare it (`next_panel_hint(true)`): only the one whose loop reads it.
     #[test]
     fn only_the_kernel_whose_loop_reads_it() {
-        assert!(takes_next_panel_hint("avx512_mmm_f32_32x12"));
-        assert!(!takes_next_panel_hint("avx512_mmm_f32_64x3"));
-        assert!(!takes_next_panel_hint("sme_mmm_f32_32x32"));
+        #[cfg(target_arch = "x86_64")]
+        {
+            use crate::x86_64::mmm::{avx512_mmm_f32_32x12, avx512_mmm_f32_64x3, fma_mmm_f32_32x3};
+            assert!(avx512_mmm_f32_32x12.takes_next_panel_hint());
+            assert!(!avx512_mmm_f32_64x3.takes_next_panel_hint());
+            assert!(!fma_mmm_f32_32x3.takes_next_panel_hint());
+        }
     }
 }
