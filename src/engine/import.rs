@@ -42,9 +42,8 @@ pub struct IngestOptions {
     pub now: i64,
 }
 
-/// What an import stored.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
+/// What an import stored (its JSON shape, with line numbers as objects, is `Json::ingest`'s).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Ingested {
     /// The new episodes' ids, in line order.
     pub stored: Vec<u64>,
@@ -118,9 +117,12 @@ pub(crate) fn decode_identity(value: &[u8]) -> Result<u64> {
     })
 }
 
+/// The identities an import is adding, by key (ordered, so the batch is the same every run).
+type Identities = std::collections::BTreeMap<Vec<u8>, u64>;
+
 /// The record stored before under `key`: in the store, or earlier in this import.
-fn seen(store: &impl KvStore, batch: &[(Vec<u8>, u64)], key: &[u8]) -> Result<Option<u64>> {
-    if let Some((_, id)) = batch.iter().find(|(k, _)| k == key) {
+fn seen(store: &impl KvStore, batch: &Identities, key: &[u8]) -> Result<Option<u64>> {
+    if let Some(id) = batch.get(key) {
         return Ok(Some(*id));
     }
     store.get(key)?.map(|v| decode_identity(&v)).transpose()
@@ -175,7 +177,7 @@ impl<S: KvStore> Engine<S> {
         // Loading first finishes a pending erasure's vacuum and gives the next episode id.
         let first = self.space(&nsc)?.next_id;
         let mut report = Ingested::default();
-        let mut identities: Vec<(Vec<u8>, u64)> = Vec::new();
+        let mut identities = Identities::new();
         let mut kept: Vec<(crate::record::Episode, Option<TextVectors>)> = Vec::new();
         for (i, (n, line)) in lines(jsonl).enumerate() {
             let v: Value = line
@@ -195,7 +197,7 @@ impl<S: KvStore> Engine<S> {
             match self.stage(e, given).map_err(|e| at_line(n, e))? {
                 Staged::Discarded(reason) => report.discarded.push((n, reason)),
                 Staged::Kept { episode, given, .. } => {
-                    identities.push((key, first + kept.len() as u64));
+                    identities.insert(key, first + kept.len() as u64);
                     kept.push((*episode, given));
                 }
             }
@@ -228,7 +230,7 @@ impl<S: KvStore> Engine<S> {
     pub fn signals_jsonl(&mut self, ns: &str, jsonl: &str) -> Result<ImportedSignals> {
         let nsc = Namespace::new(ns)?;
         let keep = self.config.learning.keep_signal_texts;
-        let mut identities: Vec<(Vec<u8>, u64)> = Vec::new();
+        let mut identities = Identities::new();
         let mut out = ImportedSignals::default();
         let mut batch = Batch::new();
         let mut taken = std::collections::HashSet::new();
@@ -247,7 +249,7 @@ impl<S: KvStore> Engine<S> {
                 .map_err(|e| at_line(n, e))?;
             taken.insert(s.id);
             batch.put(nsc.key(Table::Signal, &s.id.to_be_bytes()), s.encode());
-            identities.push((key, s.id));
+            identities.insert(key, s.id);
             out.ids.push(s.id);
         }
         if taken.is_empty() {

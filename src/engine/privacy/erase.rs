@@ -723,7 +723,7 @@ impl<S: KvStore> Engine<S> {
                         Some(&SIGNAL_LINE) => record.is_some_and(|r| p.signals.contains(&r)),
                         _ => false,
                     };
-                    if gone || record.is_none() {
+                    if gone {
                         p.batch.delete(k.to_vec());
                         p.tally.add(table, 1, 0);
                     }
