@@ -15,8 +15,11 @@ fn mnemo(args: &[&str]) -> (bool, String, String) {
 
 /// Any arguments (not only UTF-8); the exit code (None when killed by a signal).
 fn mnemo_os<'a>(args: impl IntoIterator<Item = &'a OsStr>) -> (Option<i32>, String, String) {
+    // In the temp dir: a command run without --store makes ./mnemo-store there, not in the
+    // source tree.
     let out = Command::new(env!("CARGO_BIN_EXE_mnemo"))
         .args(args)
+        .current_dir(std::env::temp_dir())
         .env("MNEMO_MODEL_DIR", common::model_dir())
         .output()
         .expect("run mnemo");
